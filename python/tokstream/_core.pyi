@@ -1,0 +1,65 @@
+"""Type stub of the native module ``tokstream._core`` (hand-written)."""
+
+from collections.abc import Iterable, Sequence
+from os import PathLike
+from typing import Any, final
+
+__version__: str
+
+_Ids = int | Sequence[int]
+
+@final
+class Detokenizer:
+    """A tokenizer's detokenization tables and engine. Immutable; share one across threads."""
+
+    @staticmethod
+    def from_file(path: str | PathLike[str]) -> Detokenizer:
+        """Loads a ``tokenizer.json``, or a directory holding one."""
+    @staticmethod
+    def from_str(json: str) -> Detokenizer:
+        """Loads ``tokenizer.json`` text."""
+    @staticmethod
+    def from_tokenizer(tokenizer: Any) -> Detokenizer:
+        """Loads the tables of a ``tokenizers.Tokenizer``."""
+    @property
+    def vocab_size(self) -> int:
+        """Number of id slots (largest id + 1); larger ids contribute nothing."""
+    @property
+    def engine(self) -> str:
+        """The engine chosen at load: ``"bytelevel"``, ``"sentencepiece"`` or ``"windowed"``."""
+    @property
+    def tokenizer_config(self) -> str | None:
+        """The text of ``tokenizer_config.json`` beside the loaded file, if there was one."""
+    def decode(self, ids: _Ids, skip_special_tokens: bool = False) -> str:
+        """The whole text of ``ids``, as ``tokenizers``' ``decode`` gives it."""
+    def convert_ids_to_tokens(self, ids: _Ids, skip_special_tokens: bool = False) -> list[str]:
+        """Token strings as vLLM carries them; unknown ids give ``""``."""
+    def stream(
+        self, prompt_ids: _Ids | None = None, skip_special_tokens: bool = False
+    ) -> DetokStream:
+        """A new stream, seeded from the last few ``prompt_ids``."""
+    def resume(
+        self,
+        prev_tokens: Sequence[str],
+        prefix_offset: int,
+        read_offset: int,
+        skip_special_tokens: bool = False,
+    ) -> DetokStream:
+        """Continues a stream from vLLM's ``(prev_tokens, prefix_offset, read_offset)``."""
+    def step_batch(self, streams: Iterable[DetokStream], chunks: Iterable[_Ids]) -> list[str]:
+        """Steps many streams, one chunk each, without holding the interpreter lock."""
+
+@final
+class DetokStream:
+    """The incremental detokenizer of one sequence. Owned by one thread at a time."""
+
+    def step(self, ids: _Ids) -> str:
+        """Feeds one id or a sequence of ids; returns the text they complete (``""`` if none)."""
+    def finish(self) -> str:
+        """Flushes what is held back and ends the stream."""
+    @property
+    def window(self) -> tuple[list[str], int, int]:
+        """vLLM's ``(prev_tokens, prefix_offset, read_offset)``, rebased."""
+    @property
+    def finished(self) -> bool:
+        """Whether ``finish()`` was called."""

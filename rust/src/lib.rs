@@ -1,0 +1,157 @@
+//! tokstream: incremental detokenization for LLM serving. Token ids in, text deltas out; never
+//! a partial character, and the deltas of a stream add up to the tokenizer's one-shot `decode`.
+//!
+//! A [`Detokenizer`] is built once per `tokenizer.json`, is immutable, and is shared across
+//! threads behind an [`Arc`]. Each sequence gets its own [`Stream`], which carries vLLM's window
+//! `(prev_tokens, prefix_offset, read_offset)` so a stateless server can hand it to clients.
+//!
+//! ```
+//! # fn main() -> Result<(), tokstream::Error> {
+//! # let json = tokstream::doc_tokenizer_json();
+//! use std::sync::Arc;
+//! let det = Arc::new(tokstream::Detokenizer::from_json(&json)?);
+//! let mut stream = det.stream(&[], false);
+//! let mut text = String::new();
+//! for id in [0, 1, 2] {
+//!     text.push_str(stream.step(&[id])?);
+//! }
+//! text.push_str(stream.finish()?);
+//! assert_eq!(text, det.decode(&[0, 1, 2], false)?);
+//! # Ok(())
+//! # }
+//! ```
+
+mod engine;
+mod error;
+mod stream;
+mod vocab;
+
+#[cfg(feature = "python")]
+mod py;
+
+use std::sync::Arc;
+
+use tokenizers::Tokenizer;
+
+pub use engine::EngineKind;
+pub use error::{Error, Result};
+pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};
+pub use vocab::MAX_WINDOW;
+
+use engine::{Engine, Scratch, Start};
+use vocab::Vocab;
+
+/// The per-tokenizer tables and engine. Immutable once built; share it with [`Arc`].
+#[derive(Debug)]
+pub struct Detokenizer {
+    vocab: Vocab,
+    engine: Engine,
+}
+
+impl Detokenizer {
+    /// Loads a `tokenizer.json` document.
+    pub fn from_json(json: &str) -> Result<Detokenizer> {
+        let tok: Tokenizer = json.parse().map_err(|e| Error::Load {
+            reason: format!("{e}"),
+        })?;
+        Detokenizer::from_tokenizer(&tok)
+    }
+
+    /// Builds the tables of a loaded `tokenizers` tokenizer.
+    pub fn from_tokenizer(tok: &Tokenizer) -> Result<Detokenizer> {
+        let vocab = Vocab::from_tokenizer(tok);
+        if vocab.len() == 0 {
+            return Err(Error::Load {
+                reason: "the vocabulary is empty".to_owned(),
+            });
+        }
+        let engine = Engine::choose(tok, &vocab)?;
+        Ok(Detokenizer { vocab, engine })
+    }
+
+    /// Number of id slots (largest id + 1); ids at or above it contribute nothing.
+    pub fn vocab_size(&self) -> usize {
+        self.vocab.len()
+    }
+
+    /// The engine chosen at load.
+    pub fn engine(&self) -> EngineKind {
+        self.engine.kind()
+    }
+
+    /// The whole text of `ids`, equal to `tokenizers`' `decode` with the same flag.
+    pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
+        let entries: Vec<u32> = ids
+            .iter()
+            .filter_map(|&id| self.vocab.window_entry(id, skip_special_tokens))
+            .collect();
+        let mut out = String::new();
+        self.engine.decode_into(
+            &self.vocab,
+            &entries,
+            Start::Exact,
+            &mut out,
+            &mut Scratch::default(),
+        )?;
+        Ok(out)
+    }
+
+    /// Token strings as vLLM carries them (`Ġworld`, `▁world`, `<0xE4>`); skipped special tokens
+    /// are left out and ids without a token give `""`.
+    pub fn convert_ids_to_tokens(&self, ids: &[u32], skip_special_tokens: bool) -> Vec<&str> {
+        ids.iter()
+            .filter(|&&id| !(skip_special_tokens && self.vocab.is_special(id)))
+            .map(|&id| self.vocab.token(id).unwrap_or(""))
+            .collect()
+    }
+
+    /// The token string of one id.
+    pub fn id_to_token(&self, id: u32) -> Option<&str> {
+        self.vocab.token(id)
+    }
+
+    /// The id of a token string.
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.vocab.id_of(token)
+    }
+
+    /// Whether `id` is a special token.
+    pub fn is_special(&self, id: u32) -> bool {
+        self.vocab.is_special(id)
+    }
+
+    /// A new stream, seeded from the prompt. Only the last [`SEED_IDS`] prompt ids are read, so
+    /// a caller may pass just that suffix.
+    pub fn stream(self: &Arc<Self>, prompt_ids: &[u32], skip_special_tokens: bool) -> Stream {
+        Stream::new(Arc::clone(self), prompt_ids, skip_special_tokens)
+    }
+
+    /// Continues a stream from vLLM's window triple.
+    pub fn resume<S: AsRef<str>>(
+        self: &Arc<Self>,
+        prev_tokens: &[S],
+        prefix_offset: usize,
+        read_offset: usize,
+        skip_special_tokens: bool,
+    ) -> Result<Stream> {
+        Stream::resume(
+            Arc::clone(self),
+            prev_tokens,
+            prefix_offset,
+            read_offset,
+            skip_special_tokens,
+        )
+    }
+}
+
+/// A tiny byte-level `tokenizer.json` for documentation examples.
+#[doc(hidden)]
+pub fn doc_tokenizer_json() -> String {
+    r#"{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],
+        "normalizer":null,"pre_tokenizer":null,"post_processor":null,
+        "decoder":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":false,"use_regex":false},
+        "model":{"type":"BPE","dropout":null,"unk_token":null,"continuing_subword_prefix":null,
+        "end_of_word_suffix":null,"fuse_unk":false,"byte_fallback":false,"ignore_merges":false,
+        "vocab":{"H":0,"i":1,"Ġ":2,"ä":3,"¸":4,"Ń":5},"merges":[]}}"#
+        .to_owned()
+}

@@ -1,0 +1,367 @@
+//! `Detokenizer` (frozen, shared by threads) and `DetokStream` (one owner).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyInt, PyList, PyString, PyTuple};
+use pyo3::{IntoPyObjectExt, intern};
+
+use super::errors::invalid_window;
+use crate::{Detokenizer, Error, SEED_IDS, Stream};
+
+/// An id as the core takes it: negative is an error, beyond `u32` is "no such token".
+fn id_from(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
+    match obj.extract::<i64>() {
+        Ok(v) if v < 0 => Err(Error::NegativeTokenId { id: v }.into()),
+        Ok(v) => Ok(u32::try_from(v).unwrap_or(u32::MAX)),
+        Err(e) => {
+            if !obj.is_instance_of::<PyInt>() {
+                return Err(PyTypeError::new_err("token ids must be ints"));
+            }
+            if obj.lt(0)? {
+                return Err(Error::NegativeTokenId { id: i64::MIN }.into());
+            }
+            drop(e);
+            Ok(u32::MAX)
+        }
+    }
+}
+
+/// `ids`: one int or a sequence of ints; every id is checked before any is used.
+fn ids_from(obj: &Bound<'_, PyAny>, out: &mut Vec<u32>) -> PyResult<()> {
+    out.clear();
+    if obj.is_instance_of::<PyInt>() {
+        out.push(id_from(obj)?);
+    } else if let Ok(list) = obj.cast::<PyList>() {
+        out.reserve(list.len());
+        for item in list.iter() {
+            out.push(id_from(&item)?);
+        }
+    } else if let Ok(tuple) = obj.cast::<PyTuple>() {
+        for item in tuple.iter() {
+            out.push(id_from(&item)?);
+        }
+    } else if obj.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err("token ids must be ints, not str"));
+    } else {
+        for item in obj.try_iter()? {
+            out.push(id_from(&item?)?);
+        }
+    }
+    Ok(())
+}
+
+/// The last [`SEED_IDS`] ids of a prompt, read without touching the rest of it.
+fn prompt_tail(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+    let len = obj.len()?;
+    let mut tail = Vec::with_capacity(SEED_IDS);
+    for i in len.saturating_sub(SEED_IDS)..len {
+        tail.push(id_from(&obj.get_item(i)?)?);
+    }
+    Ok(tail)
+}
+
+fn text<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyString> {
+    if s.is_empty() {
+        intern!(py, "").clone()
+    } else {
+        PyString::new(py, s)
+    }
+}
+
+/// A tokenizer's detokenization tables and engine. Immutable; share one across threads.
+#[pyclass(frozen, module = "tokstream._core", name = "Detokenizer")]
+pub struct PyDetokenizer {
+    inner: Arc<Detokenizer>,
+    config: Option<String>,
+}
+
+impl PyDetokenizer {
+    fn load(py: Python<'_>, json: String, config: Option<String>) -> PyResult<Self> {
+        let det = py.detach(move || Detokenizer::from_json(&json))?;
+        Ok(PyDetokenizer {
+            inner: Arc::new(det),
+            config,
+        })
+    }
+}
+
+#[pymethods]
+impl PyDetokenizer {
+    /// Loads a `tokenizer.json`, or a directory holding one (and `tokenizer_config.json`).
+    #[staticmethod]
+    fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let read = |p: &std::path::Path| {
+            std::fs::read_to_string(p).map_err(|e| Error::Load {
+                reason: format!("{}: {e}", p.display()),
+            })
+        };
+        if path.is_dir() {
+            let json = read(&path.join("tokenizer.json"))?;
+            let config_path = path.join("tokenizer_config.json");
+            let config = if config_path.is_file() {
+                Some(read(&config_path)?)
+            } else {
+                None
+            };
+            Self::load(py, json, config)
+        } else {
+            let json = read(&path)?;
+            let config_path = path.with_file_name("tokenizer_config.json");
+            let config = if config_path.is_file() {
+                Some(read(&config_path)?)
+            } else {
+                None
+            };
+            Self::load(py, json, config)
+        }
+    }
+
+    /// Loads `tokenizer.json` text.
+    #[staticmethod]
+    fn from_str(py: Python<'_>, json: String) -> PyResult<Self> {
+        Self::load(py, json, None)
+    }
+
+    /// Loads the tables of a `tokenizers.Tokenizer`.
+    #[staticmethod]
+    fn from_tokenizer(py: Python<'_>, tokenizer: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let json: String = tokenizer.call_method0(intern!(py, "to_str"))?.extract()?;
+        Self::load(py, json, None)
+    }
+
+    /// Number of id slots (largest id + 1); larger ids contribute nothing.
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    /// The engine chosen at load: "bytelevel", "sentencepiece" or "windowed".
+    #[getter]
+    fn engine(&self) -> &'static str {
+        self.inner.engine().as_str()
+    }
+
+    /// The text of `tokenizer_config.json` beside the loaded file, if there was one.
+    #[getter]
+    fn tokenizer_config(&self) -> Option<&str> {
+        self.config.as_deref()
+    }
+
+    /// The whole text of `ids`, as `tokenizers`' `decode` gives it.
+    #[pyo3(signature = (ids, skip_special_tokens = false))]
+    fn decode(&self, ids: &Bound<'_, PyAny>, skip_special_tokens: bool) -> PyResult<String> {
+        let mut buf = Vec::new();
+        ids_from(ids, &mut buf)?;
+        Ok(self.inner.decode(&buf, skip_special_tokens)?)
+    }
+
+    /// Token strings as vLLM carries them; skipped specials are left out, unknown ids give "".
+    #[pyo3(signature = (ids, skip_special_tokens = false))]
+    fn convert_ids_to_tokens(
+        &self,
+        ids: &Bound<'_, PyAny>,
+        skip_special_tokens: bool,
+    ) -> PyResult<Vec<String>> {
+        let mut buf = Vec::new();
+        ids_from(ids, &mut buf)?;
+        let tokens = self.inner.convert_ids_to_tokens(&buf, skip_special_tokens);
+        Ok(tokens.into_iter().map(str::to_owned).collect())
+    }
+
+    /// A new stream, seeded from the last few `prompt_ids`.
+    #[pyo3(signature = (prompt_ids = None, skip_special_tokens = false))]
+    fn stream(
+        &self,
+        prompt_ids: Option<&Bound<'_, PyAny>>,
+        skip_special_tokens: bool,
+    ) -> PyResult<PyDetokStream> {
+        let tail = match prompt_ids {
+            Some(p) if p.is_instance_of::<PyInt>() => vec![id_from(p)?],
+            Some(p) => prompt_tail(p)?,
+            None => Vec::new(),
+        };
+        Ok(PyDetokStream {
+            inner: self.inner.stream(&tail, skip_special_tokens),
+            ids: Vec::new(),
+        })
+    }
+
+    /// Continues a stream from vLLM's `(prev_tokens, prefix_offset, read_offset)`.
+    #[pyo3(signature = (prev_tokens, prefix_offset, read_offset, skip_special_tokens = false))]
+    fn resume(
+        &self,
+        prev_tokens: &Bound<'_, PyAny>,
+        prefix_offset: &Bound<'_, PyAny>,
+        read_offset: &Bound<'_, PyAny>,
+        skip_special_tokens: bool,
+    ) -> PyResult<PyDetokStream> {
+        let offset = |o: &Bound<'_, PyAny>, name: &str| -> PyResult<usize> {
+            match o.extract::<i64>() {
+                Ok(v) if v >= 0 => Ok(usize::try_from(v).unwrap_or(usize::MAX)),
+                _ => Err(invalid_window(format!("{name} must be a non-negative int"))),
+            }
+        };
+        let (p, r) = (
+            offset(prefix_offset, "prefix_offset")?,
+            offset(read_offset, "read_offset")?,
+        );
+        if prev_tokens.is_instance_of::<PyString>() {
+            return Err(invalid_window(
+                "prev_tokens must be a list of str".to_owned(),
+            ));
+        }
+        let n = prev_tokens
+            .len()
+            .map_err(|_| invalid_window("prev_tokens must be a list of str".to_owned()))?;
+        if n > crate::MAX_WINDOW {
+            return Err(Error::InvalidWindow {
+                reason: format!(
+                    "prev_tokens has {n} entries, at most {} are allowed",
+                    crate::MAX_WINDOW
+                ),
+            }
+            .into());
+        }
+        let mut tokens = Vec::with_capacity(n);
+        for item in prev_tokens.try_iter()? {
+            let item = item?;
+            let s = item
+                .cast::<PyString>()
+                .map_err(|_| invalid_window("prev_tokens must be a list of str".to_owned()))?;
+            tokens.push(s.to_str()?.to_owned());
+        }
+        Ok(PyDetokStream {
+            inner: self.inner.resume(&tokens, p, r, skip_special_tokens)?,
+            ids: Vec::new(),
+        })
+    }
+
+    /// Steps many streams at once, one chunk of ids each, without holding the interpreter lock.
+    /// Every argument is checked before any stream changes.
+    fn step_batch<'py>(
+        &self,
+        py: Python<'py>,
+        streams: &Bound<'py, PyAny>,
+        chunks: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut refs: Vec<PyRefMut<'py, PyDetokStream>> = Vec::new();
+        for s in streams.try_iter()? {
+            let s = s?;
+            let s = s
+                .cast::<PyDetokStream>()
+                .map_err(|_| PyTypeError::new_err("streams must be DetokStream objects"))?;
+            let r = s
+                .try_borrow_mut()
+                .map_err(|_| PyValueError::new_err("a stream appears twice or is in use"))?;
+            if !Arc::ptr_eq(r.inner.detokenizer(), &self.inner) {
+                return Err(PyValueError::new_err(
+                    "a stream belongs to another Detokenizer",
+                ));
+            }
+            if r.inner.is_finished() {
+                return Err(Error::Finished.into());
+            }
+            refs.push(r);
+        }
+        let mut ids: Vec<Vec<u32>> = Vec::with_capacity(refs.len());
+        for c in chunks.try_iter()? {
+            let mut buf = Vec::new();
+            ids_from(&c?, &mut buf)?;
+            ids.push(buf);
+        }
+        if ids.len() != refs.len() {
+            return Err(PyValueError::new_err("streams and chunks differ in length"));
+        }
+        let mut owned: Vec<Stream> = refs
+            .iter_mut()
+            .map(|r| {
+                let placeholder = r.inner.placeholder();
+                std::mem::replace(&mut r.inner, placeholder)
+            })
+            .collect();
+        let (owned, texts) = py.detach(move || {
+            let texts = crate::step_batch(&mut owned, &ids);
+            (owned, texts)
+        });
+        for (r, s) in refs.iter_mut().zip(owned) {
+            r.inner = s;
+        }
+        let texts = texts?;
+        PyList::new(py, texts.iter().map(|t| text(py, t)))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Detokenizer(engine={:?}, vocab_size={})",
+            self.inner.engine().as_str(),
+            self.inner.vocab_size()
+        )
+    }
+}
+
+/// The incremental detokenizer of one sequence. Owned by one thread at a time.
+#[pyclass(module = "tokstream._core", name = "DetokStream")]
+pub struct PyDetokStream {
+    inner: Stream,
+    ids: Vec<u32>,
+}
+
+#[pymethods]
+impl PyDetokStream {
+    /// Feeds one id or a sequence of ids; returns the text they complete ("" when none).
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyString>> {
+        if ids.is_instance_of::<PyInt>() {
+            let id = id_from(ids)?;
+            return Ok(text(py, self.inner.step(&[id])?));
+        }
+        let mut buf = std::mem::take(&mut self.ids);
+        let result = ids_from(ids, &mut buf).and_then(|()| {
+            let out = self.inner.step(&buf)?;
+            Ok(text(py, out))
+        });
+        self.ids = buf;
+        result
+    }
+
+    /// Flushes what is held back (as `decode` renders it) and ends the stream.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        Ok(text(py, self.inner.finish()?))
+    }
+
+    /// vLLM's `(prev_tokens, prefix_offset, read_offset)`, rebased so `prefix_offset` is 0.
+    #[getter]
+    fn window<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let (tokens, prefix, read) = self.inner.window();
+        let list = PyList::new(py, tokens)?;
+        PyTuple::new(
+            py,
+            [
+                list.into_any(),
+                prefix.into_bound_py_any(py)?,
+                read.into_bound_py_any(py)?,
+            ],
+        )
+    }
+
+    /// Whether `finish()` was called.
+    #[getter]
+    fn finished(&self) -> bool {
+        self.inner.is_finished()
+    }
+
+    fn __repr__(&self) -> String {
+        let (tokens, _, read) = self.inner.window();
+        format!(
+            "DetokStream(window={}, read_offset={read}, finished={})",
+            tokens.len(),
+            self.inner.is_finished()
+        )
+    }
+}

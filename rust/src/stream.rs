@@ -1,0 +1,302 @@
+//! One sequence: the window of vLLM's incremental detokenizer, stepped one id at a time.
+//!
+//! Invariants: a step never emits part of a character; the concatenation of every step's output
+//! and [`Stream::finish`] equals the tokenizer's one-shot `decode` (REFERENCE contract C1, with
+//! its one documented SentencePiece exception); the window is vLLM's `(prev_tokens,
+//! prefix_offset, read_offset)` triple, always kept rebased (`prefix_offset == 0`), so a state can
+//! pass between vLLM and tokstream mid-generation.
+//!
+//! The algorithm is vLLM's (REFERENCE section 2): per id, decode the window from the prefix
+//! offset, diff it against the decode of `[prefix, read)`, emit the difference. tokstream departs
+//! from it only where it is wrong:
+//! - it holds back only text that ends inside a character more ids could complete; an already
+//!   decided U+FFFD (invalid bytes, or a token that is U+FFFD) is emitted at once;
+//! - after [`MAX_HELD`] held entries it advances anyway, so the window and the cost of a step stay
+//!   bounded whatever the ids (a run of empty tokens, say);
+//! - right after seeding from a prompt, the first delta is taken past the *common prefix* of the
+//!   two decodes rather than past the prefix's length, so a prompt that ends inside a character
+//!   yields the completed character and never repeats prompt text;
+//! - [`Stream::finish`] flushes what is held back.
+//!
+//! Performance notes: the window is a `Vec<u32>` of a few entries and both decodes go through
+//! reused buffers; the prefix decode is cached until the offsets move, so a step is one decode
+//! of a few tokens plus a prefix comparison. Measured on the byte engines at well under 100 ns;
+//! a dedicated single-token fast path was not worth its code (the decode of two entries is
+//! already a few dozen bytes of copying).
+
+use std::sync::Arc;
+
+use crate::Detokenizer;
+use crate::engine::{Scratch, Start};
+use crate::error::{Error, Result};
+use crate::vocab::{EMPTY, MAX_WINDOW};
+
+/// vLLM's offset: the prefix trails the read offset by this many entries after seeding.
+pub const PREFIX_OFFSET: usize = 5;
+/// vLLM's seeding reads this many prompt ids.
+pub const SEED_IDS: usize = 7;
+/// Held entries after which the window advances even though nothing completed.
+pub const MAX_HELD: usize = 16;
+
+/// The incremental detokenizer of one sequence. Not shared: one owner steps it.
+#[derive(Debug, Clone)]
+pub struct Stream {
+    det: Arc<Detokenizer>,
+    skip_special: bool,
+    /// `prev_tokens[prefix_offset:]` as ids; [`EMPTY`] for an id without a token.
+    window: Vec<u32>,
+    /// `read_offset - prefix_offset`.
+    read: usize,
+    /// Seeded from a prompt and nothing advanced yet (the common-prefix rule applies).
+    at_prompt: bool,
+    /// What precedes the window's first entry.
+    start: Start,
+    finished: bool,
+    /// Decode of `window[..read]` and its length in chars, valid while `prefix_valid`.
+    prefix_text: String,
+    prefix_chars: usize,
+    prefix_valid: bool,
+    new_text: String,
+    out: String,
+    scratch: Scratch,
+}
+
+impl Stream {
+    pub(crate) fn new(det: Arc<Detokenizer>, prompt_tail: &[u32], skip_special: bool) -> Stream {
+        let tail = &prompt_tail[prompt_tail.len().saturating_sub(SEED_IDS)..];
+        let mut window: Vec<u32> = tail
+            .iter()
+            .filter_map(|&id| det.vocab.window_entry(id, skip_special))
+            .collect();
+        let prefix = window.len().saturating_sub(PREFIX_OFFSET);
+        window.drain(..prefix);
+        let read = window.len();
+        Stream {
+            det,
+            skip_special,
+            window,
+            read,
+            at_prompt: read > 0,
+            start: if read > 0 { Start::Cut } else { Start::Exact },
+            finished: false,
+            prefix_text: String::new(),
+            prefix_chars: 0,
+            prefix_valid: false,
+            new_text: String::new(),
+            out: String::new(),
+            scratch: Scratch::default(),
+        }
+    }
+
+    /// Continues from a vLLM window: `prev_tokens` are token strings (`""` for an id without a
+    /// token), with `prefix_offset <= read_offset <= prev_tokens.len() <= 1024`.
+    pub(crate) fn resume<S: AsRef<str>>(
+        det: Arc<Detokenizer>,
+        prev_tokens: &[S],
+        prefix_offset: usize,
+        read_offset: usize,
+        skip_special: bool,
+    ) -> Result<Stream> {
+        let invalid = |reason: String| Err(Error::InvalidWindow { reason });
+        if prev_tokens.len() > MAX_WINDOW {
+            return invalid(format!(
+                "prev_tokens has {} entries, at most {MAX_WINDOW} are allowed",
+                prev_tokens.len()
+            ));
+        }
+        if prefix_offset > read_offset || read_offset > prev_tokens.len() {
+            return invalid(format!(
+                "offsets must satisfy prefix_offset <= read_offset <= len(prev_tokens), got \
+                 {prefix_offset}, {read_offset} and {} entries",
+                prev_tokens.len()
+            ));
+        }
+        let mut window = Vec::with_capacity(prev_tokens.len() - prefix_offset + 1);
+        for (i, token) in prev_tokens.iter().enumerate().skip(prefix_offset) {
+            let token = token.as_ref();
+            match det.vocab.id_of(token) {
+                Some(id) => window.push(id),
+                None if token.is_empty() => window.push(EMPTY),
+                None => {
+                    let shown: String = token.chars().take(40).collect();
+                    return invalid(format!(
+                        "prev_tokens[{i}] = {shown:?} is not in the vocabulary"
+                    ));
+                }
+            }
+        }
+        let mut s = Stream::new(det, &[], skip_special);
+        s.window = window;
+        s.read = read_offset - prefix_offset;
+        s.start = Start::Cut;
+        Ok(s)
+    }
+
+    /// Feeds `ids` and returns the text they complete (`""` when none). Ids without a token
+    /// contribute nothing; skipped special tokens are not even windowed.
+    pub fn step(&mut self, ids: &[u32]) -> Result<&str> {
+        if self.finished {
+            return Err(Error::Finished);
+        }
+        self.out.clear();
+        for &id in ids {
+            if let Some(entry) = self.det.vocab.window_entry(id, self.skip_special) {
+                self.window.push(entry);
+                self.advance(false)?;
+            }
+        }
+        Ok(&self.out)
+    }
+
+    /// Flushes what is held back, rendered as `decode` renders it, and ends the stream.
+    pub fn finish(&mut self) -> Result<&str> {
+        if self.finished {
+            return Err(Error::Finished);
+        }
+        self.out.clear();
+        self.advance(true)?;
+        self.finished = true;
+        Ok(&self.out)
+    }
+
+    /// The detokenizer this stream runs on.
+    pub fn detokenizer(&self) -> &Arc<Detokenizer> {
+        &self.det
+    }
+
+    /// Whether [`Stream::finish`] was called.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// vLLM's `(prev_tokens, prefix_offset, read_offset)`, rebased: `prefix_offset` is 0.
+    pub fn window(&self) -> (Vec<&str>, usize, usize) {
+        let vocab = &self.det.vocab;
+        let tokens = self
+            .window
+            .iter()
+            .map(|&id| vocab.token(id).unwrap_or(""))
+            .collect();
+        (tokens, 0, self.read)
+    }
+
+    /// An empty, finished stream over the same tokenizer: what a binding leaves in place of a
+    /// stream it moved out to step without the interpreter lock.
+    pub fn placeholder(&self) -> Stream {
+        let mut s = Stream::new(Arc::clone(&self.det), &[], self.skip_special);
+        s.finished = true;
+        s
+    }
+
+    /// Number of window entries (`len(prev_tokens)` on the wire).
+    pub fn window_len(&self) -> usize {
+        self.window.len()
+    }
+
+    /// One step of the windowed algorithm over the current window.
+    fn advance(&mut self, flush: bool) -> Result<()> {
+        let det = &*self.det;
+        let held = self.window.len() - self.read;
+        self.new_text.clear();
+        det.engine.decode_into(
+            &det.vocab,
+            &self.window,
+            self.start,
+            &mut self.new_text,
+            &mut self.scratch,
+        )?;
+        let incomplete =
+            det.engine
+                .ends_incomplete(&self.window, self.start, &self.new_text, &mut self.scratch);
+        if incomplete && !flush && held < MAX_HELD {
+            return Ok(());
+        }
+        if !self.prefix_valid {
+            self.prefix_text.clear();
+            let prefix = self.window.get(..self.read).unwrap_or_default();
+            if self.at_prompt {
+                det.engine.prompt_text_into(
+                    &det.vocab,
+                    prefix,
+                    self.start,
+                    &mut self.prefix_text,
+                    &mut self.scratch,
+                )?;
+            } else {
+                det.engine.decode_into(
+                    &det.vocab,
+                    prefix,
+                    self.start,
+                    &mut self.prefix_text,
+                    &mut self.scratch,
+                )?;
+            }
+            self.prefix_chars = self.prefix_text.chars().count();
+            self.prefix_valid = true;
+        }
+        let start = if self.new_text.starts_with(self.prefix_text.as_str()) {
+            Some(self.prefix_text.len())
+        } else if self.at_prompt {
+            Some(common_prefix_len(&self.prefix_text, &self.new_text))
+        } else {
+            // vLLM slices by code points; only a retroactive SentencePiece rewrite lands here.
+            self.new_text
+                .char_indices()
+                .nth(self.prefix_chars)
+                .map(|(i, _)| i)
+        };
+        let fresh = start
+            .and_then(|i| self.new_text.get(i..))
+            .unwrap_or_default();
+        if !fresh.is_empty() {
+            self.out.push_str(fresh);
+        } else if !flush && held < MAX_HELD {
+            return Ok(());
+        }
+        // Advance: prefix_offset = read_offset, read_offset = len(window), then rebase.
+        let dropped = self.window.get(..self.read).unwrap_or_default();
+        self.start = det
+            .engine
+            .start_after(dropped, self.start, &mut self.scratch);
+        self.window.drain(..self.read);
+        self.read = self.window.len();
+        self.prefix_valid = false;
+        self.at_prompt = false;
+        Ok(())
+    }
+}
+
+/// Byte length of the longest common prefix of `a` and `b`, on a char boundary.
+fn common_prefix_len(a: &str, b: &str) -> usize {
+    a.char_indices()
+        .zip(b.chars())
+        .find(|((_, ca), cb)| ca != cb)
+        .map_or_else(|| a.len().min(b.len()), |((i, _), _)| i)
+}
+
+/// Steps many streams, one chunk each; returns each stream's text. Every stream is checked
+/// before any is changed, so an error leaves them all as they were.
+pub fn step_batch<C: AsRef<[u32]>>(streams: &mut [Stream], chunks: &[C]) -> Result<Vec<String>> {
+    if streams.iter().any(|s| s.finished) {
+        return Err(Error::Finished);
+    }
+    streams
+        .iter_mut()
+        .zip(chunks)
+        .map(|(s, ids)| s.step(ids.as_ref()).map(str::to_owned))
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_prefix() {
+        assert_eq!(common_prefix_len("ab\u{FFFD}", "ab中c"), 2);
+        assert_eq!(common_prefix_len("ab", "abc"), 2);
+        assert_eq!(common_prefix_len("abc", "ab"), 2);
+        assert_eq!(common_prefix_len("", "x"), 0);
+    }
+}

@@ -1,0 +1,103 @@
+//! `tokenizer.json` -> per-id tables: the token string of every id (what vLLM carries on the wire),
+//! which ids are special, and the reverse map used to resume a window of token strings.
+//!
+//! Token strings come from the `tokenizers` crate's own `id_to_token`, the same path its `decode`
+//! takes, so added tokens with a normalized form read exactly as `decode` sees them.
+
+use std::collections::HashMap;
+
+use tokenizers::Tokenizer;
+
+/// Window entry of an id that has no token (outside the vocabulary, or a hole in it). On the wire
+/// it is the empty token string, as vLLM carries it; it contributes no text.
+pub(crate) const EMPTY: u32 = u32::MAX;
+
+/// Most window entries a resumed state may carry (REFERENCE section 5).
+pub const MAX_WINDOW: usize = 1024;
+
+const PRESENT: u8 = 1;
+const SPECIAL: u8 = 2;
+
+/// Per-id token strings and flags, in one contiguous buffer.
+#[derive(Debug)]
+pub(crate) struct Vocab {
+    text: String,
+    offsets: Vec<u32>,
+    flags: Vec<u8>,
+    ids: HashMap<Box<str>, u32>,
+}
+
+impl Vocab {
+    /// Reads the tables out of a loaded tokenizer.
+    pub(crate) fn from_tokenizer(tok: &Tokenizer) -> Self {
+        let added = tok.get_added_vocabulary();
+        let slots = tok
+            .get_vocab(true)
+            .values()
+            .copied()
+            .max()
+            .map_or(0, |m| m as usize + 1);
+        let mut text = String::new();
+        let mut offsets = Vec::with_capacity(slots + 1);
+        let mut flags = vec![0u8; slots];
+        let mut ids = HashMap::with_capacity(slots);
+        offsets.push(0u32);
+        for (id, flag) in flags.iter_mut().enumerate() {
+            let id32 = id as u32;
+            if let Some(token) = tok.id_to_token(id32) {
+                *flag = PRESENT;
+                if added.is_special_token(&token) {
+                    *flag |= SPECIAL;
+                }
+                text.push_str(&token);
+                // The first id wins when two ids share a string; both decode alike.
+                ids.entry(token.into_boxed_str()).or_insert(id32);
+            }
+            offsets.push(text.len() as u32);
+        }
+        Vocab {
+            text,
+            offsets,
+            flags,
+            ids,
+        }
+    }
+
+    /// Number of id slots: the largest id plus one.
+    pub(crate) fn len(&self) -> usize {
+        self.flags.len()
+    }
+
+    /// The token string of `id`, or `None` outside the vocabulary.
+    #[inline]
+    pub(crate) fn token(&self, id: u32) -> Option<&str> {
+        let i = id as usize;
+        if self.flags.get(i).copied().unwrap_or(0) & PRESENT == 0 {
+            return None;
+        }
+        let (start, end) = (*self.offsets.get(i)?, *self.offsets.get(i + 1)?);
+        self.text.get(start as usize..end as usize)
+    }
+
+    /// Whether `id` is a special token (skipped when `skip_special_tokens` is set).
+    #[inline]
+    pub(crate) fn is_special(&self, id: u32) -> bool {
+        self.flags.get(id as usize).copied().unwrap_or(0) & SPECIAL != 0
+    }
+
+    /// The id of a token string.
+    pub(crate) fn id_of(&self, token: &str) -> Option<u32> {
+        self.ids.get(token).copied()
+    }
+
+    /// What `id` puts in a window: `None` when it is a skipped special token, [`EMPTY`] when it
+    /// is outside the vocabulary, else the id itself.
+    #[inline]
+    pub(crate) fn window_entry(&self, id: u32, skip_special: bool) -> Option<u32> {
+        match self.flags.get(id as usize).copied().unwrap_or(0) {
+            0 => Some(EMPTY),
+            f if skip_special && f & SPECIAL != 0 => None,
+            _ => Some(id),
+        }
+    }
+}
