@@ -12,8 +12,8 @@ tokenizer's one-shot ``decode``.
 
 from __future__ import annotations
 
-from ._core import DetokStream as DetokStream
 from ._core import Detokenizer as Detokenizer
+from ._core import DetokStream as DetokStream
 from ._core import __version__ as __version__
 from .errors import DecodeError as DecodeError
 from .errors import InvalidTokenIdError as InvalidTokenIdError

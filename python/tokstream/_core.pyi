@@ -4,6 +4,8 @@ from collections.abc import Iterable, Sequence
 from os import PathLike
 from typing import Any, final
 
+__all__ = ["DetokStream", "Detokenizer", "__version__"]
+
 __version__: str
 
 _Ids = int | Sequence[int]

@@ -27,6 +27,7 @@
 use std::sync::Arc;
 
 use crate::Detokenizer;
+use crate::engine::bytes::push_lossy;
 use crate::engine::{Scratch, Start};
 use crate::error::{Error, Result};
 use crate::vocab::{EMPTY, MAX_WINDOW};
@@ -51,6 +52,9 @@ pub struct Stream {
     at_prompt: bool,
     /// What precedes the window's first entry.
     start: Start,
+    /// Nothing is held back and the window's text is final (see `Engine::final_after`): the
+    /// fast path may append an id's standalone text.
+    settled: bool,
     finished: bool,
     /// Decode of `window[..read]` and its length in chars, valid while `prefix_valid`.
     prefix_text: String,
@@ -78,6 +82,7 @@ impl Stream {
             read,
             at_prompt: read > 0,
             start: if read > 0 { Start::Cut } else { Start::Exact },
+            settled: false,
             finished: false,
             prefix_text: String::new(),
             prefix_chars: 0,
@@ -112,9 +117,12 @@ impl Stream {
             ));
         }
         let mut window = Vec::with_capacity(prev_tokens.len() - prefix_offset + 1);
-        for (i, token) in prev_tokens.iter().enumerate().skip(prefix_offset) {
+        // Every entry is checked, even those before the prefix offset that the window drops.
+        for (i, token) in prev_tokens.iter().enumerate() {
             let token = token.as_ref();
             match det.vocab.id_of(token) {
+                Some(_) if i < prefix_offset => {}
+                None if token.is_empty() && i < prefix_offset => {}
                 Some(id) => window.push(id),
                 None if token.is_empty() => window.push(EMPTY),
                 None => {
@@ -140,10 +148,24 @@ impl Stream {
         }
         self.out.clear();
         for &id in ids {
-            if let Some(entry) = self.det.vocab.window_entry(id, self.skip_special) {
-                self.window.push(entry);
-                self.advance(false)?;
+            let Some(entry) = self.det.vocab.window_entry(id, self.skip_special) else {
+                continue;
+            };
+            if self.settled && self.read == self.window.len() {
+                if let Some(text) = self.det.engine.fast_text(entry) {
+                    // vLLM's diff of `decode(window + [id])` against `decode(window)` is exactly
+                    // this text; the window becomes `[id]`, all of it read.
+                    self.out.push_str(text);
+                    self.window.clear();
+                    self.window.push(entry);
+                    self.read = 1;
+                    self.prefix_valid = false;
+                    self.start = Start::Exact;
+                    continue;
+                }
             }
+            self.window.push(entry);
+            self.advance(false)?;
         }
         Ok(&self.out)
     }
@@ -197,6 +219,27 @@ impl Stream {
     fn advance(&mut self, flush: bool) -> Result<()> {
         let det = &*self.det;
         let held = self.window.len() - self.read;
+        if let (true, Some(bytes)) = (self.settled, det.engine.byte_level()) {
+            // The prefix region's text is final, so the delta is the text of the held entries
+            // alone: the same diff vLLM computes, without decoding the prefix.
+            let held_ids = self.window.get(self.read..).unwrap_or_default();
+            let incomplete = bytes.held_bytes(held_ids, &mut self.scratch);
+            if incomplete && !flush && held < MAX_HELD {
+                return Ok(());
+            }
+            let before = self.out.len();
+            push_lossy(&self.scratch.bytes, &mut self.out);
+            let emitted = self.out.len() > before;
+            if !emitted && !flush && held < MAX_HELD {
+                return Ok(());
+            }
+            self.window.drain(..self.read);
+            self.read = self.window.len();
+            self.prefix_valid = false;
+            self.settled = emitted && !incomplete;
+            return Ok(());
+        }
+        self.settled = false;
         self.new_text.clear();
         det.engine.decode_into(
             &det.vocab,
@@ -248,7 +291,8 @@ impl Stream {
         let fresh = start
             .and_then(|i| self.new_text.get(i..))
             .unwrap_or_default();
-        if !fresh.is_empty() {
+        let fresh_empty = fresh.is_empty();
+        if !fresh_empty {
             self.out.push_str(fresh);
         } else if !flush && held < MAX_HELD {
             return Ok(());
@@ -260,6 +304,7 @@ impl Stream {
             .start_after(dropped, self.start, &mut self.scratch);
         self.window.drain(..self.read);
         self.read = self.window.len();
+        self.settled = !incomplete && !fresh_empty && det.engine.final_after(&self.window);
         self.prefix_valid = false;
         self.at_prompt = false;
         Ok(())

@@ -1,1 +1,92 @@
-// filled below
+//! Streams on the real tokenizers of `../shared/tokenizers` against the `tokenizers` crate's
+//! one-shot `decode`. Skipped (with a note) where `../shared` is absent, except under CI.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokenizers::Tokenizer;
+use tokstream::{Detokenizer, EngineKind};
+
+const TEXT: &str = "Hello world!  Two  spaces. 中文测试，标点。 삥뽕빵 한국어 ภาษาไทย မြန်မာ \
+    नमस्ते مرحبا 👨‍👩‍👧‍👦 🇯🇵 def f(x):\n    return x  # done";
+
+const NAMES: [(&str, EngineKind); 10] = [
+    ("gpt2", EngineKind::ByteLevel),
+    ("llama-3.2-instruct", EngineKind::ByteLevel),
+    ("qwen3", EngineKind::ByteLevel),
+    ("deepseek-r1", EngineKind::ByteLevel),
+    ("mistral-nemo-tekken", EngineKind::ByteLevel),
+    ("mistral-7b-v0.1", EngineKind::SentencePiece),
+    ("mistral-7b-instruct-v0.3", EngineKind::SentencePiece),
+    ("phi-3-mini", EngineKind::SentencePiece),
+    ("bert-all-minilm-l6-v2", EngineKind::Windowed),
+    ("t5-small", EngineKind::Windowed),
+];
+
+fn shared() -> Option<PathBuf> {
+    let dir = std::env::var_os("TOKSTREAM_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+        .join("tokenizers");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "../shared/tokenizers is missing under CI"
+    );
+    println!("skipped: {} is absent", dir.display());
+    None
+}
+
+fn stream_text(
+    det: &Arc<Detokenizer>,
+    prompt: &[u32],
+    ids: &[u32],
+    chunk: usize,
+    skip: bool,
+) -> String {
+    let mut s = det.stream(prompt, skip);
+    let mut out = String::new();
+    for c in ids.chunks(chunk) {
+        out.push_str(s.step(c).unwrap());
+        assert!(s.window_len() <= 32);
+    }
+    out.push_str(s.finish().unwrap());
+    out
+}
+
+#[test]
+fn every_tokenizer_streams_its_decode() {
+    let Some(dir) = shared() else { return };
+    for (name, kind) in NAMES {
+        let json = std::fs::read_to_string(dir.join(name).join("tokenizer.json")).unwrap();
+        let mut tok: Tokenizer = json.parse().unwrap();
+        tok.with_padding(None);
+        tok.with_truncation(None).unwrap();
+        let det = Arc::new(Detokenizer::from_json(&json).unwrap());
+        assert_eq!(det.engine(), kind, "{name}");
+        let ids = tok.encode(TEXT, false).unwrap().get_ids().to_vec();
+        for skip in [false, true] {
+            let whole = tok.decode(&ids, skip).unwrap();
+            assert_eq!(det.decode(&ids, skip).unwrap(), whole, "{name}");
+            for chunk in [1, 2, 3, 16] {
+                assert_eq!(
+                    stream_text(&det, &[], &ids, chunk, skip),
+                    whole,
+                    "{name} chunk {chunk}"
+                );
+            }
+            // Prompt cuts where the prompt's text is a prefix of the whole text.
+            for cut in 1..ids.len() {
+                let head = tok.decode(&ids[..cut], skip).unwrap();
+                if let Some(rest) = whole.strip_prefix(head.as_str()) {
+                    let got = stream_text(&det, &ids[..cut], &ids[cut..], 1, skip);
+                    assert_eq!(got, rest, "{name} cut {cut}");
+                }
+            }
+        }
+    }
+}

@@ -82,7 +82,7 @@ fn ends_incomplete(bytes: &[u8]) -> bool {
 /// Appends `bytes` as `String::from_utf8_lossy` renders them: one U+FFFD per maximal invalid
 /// subsequence.
 #[inline]
-fn push_lossy(bytes: &[u8], out: &mut String) {
+pub(crate) fn push_lossy(bytes: &[u8], out: &mut String) {
     for chunk in bytes.utf8_chunks() {
         out.push_str(chunk.valid());
         if !chunk.invalid().is_empty() {
@@ -125,6 +125,15 @@ impl ByteLevel {
         }
     }
 
+    /// The text `id` adds after text that no later id can change: its bytes, when they are
+    /// complete characters on their own.
+    #[inline]
+    pub(crate) fn fast_text(&self, id: u32) -> Option<&str> {
+        std::str::from_utf8(self.table.get(id))
+            .ok()
+            .filter(|t| !t.is_empty())
+    }
+
     pub(crate) fn decode_into(&self, ids: &[u32], out: &mut String, scratch: &mut Scratch) {
         if let [id] = ids {
             // One entry: no copy through the scratch buffer.
@@ -132,6 +141,15 @@ impl ByteLevel {
         }
         self.gather(ids, scratch);
         push_lossy(&scratch.bytes, out);
+    }
+
+    /// Gathers the bytes of `ids` into `scratch` and tells whether they end inside a character.
+    /// After text that no later byte can change, this is all a step needs: the delta is the
+    /// lossy text of these bytes alone.
+    #[inline]
+    pub(crate) fn held_bytes(&self, ids: &[u32], scratch: &mut Scratch) -> bool {
+        self.gather(ids, scratch);
+        ends_incomplete(&scratch.bytes)
     }
 
     pub(crate) fn ends_incomplete(&self, ids: &[u32], scratch: &mut Scratch) -> bool {
@@ -207,6 +225,23 @@ impl Pieces {
             Ok(s) => out.push_str(s),
             Err(_) => out.extend(std::iter::repeat_n(char::REPLACEMENT_CHARACTER, run.len())),
         }
+    }
+
+    /// The text a text piece adds after a non-empty prefix (whose leading space `Strip` already
+    /// had its chance at); `None` for byte tokens, whose run may join the prefix's.
+    #[inline]
+    pub(crate) fn fast_text(&self, id: u32) -> Option<&str> {
+        if self.is_byte(id) {
+            return None;
+        }
+        std::str::from_utf8(self.table.get(id))
+            .ok()
+            .filter(|t| !t.is_empty())
+    }
+
+    /// Whether `ids` render to a non-empty raw text (before `Strip`).
+    pub(crate) fn has_text(&self, ids: &[u32]) -> bool {
+        ids.iter().any(|&id| !self.table.get(id).is_empty())
     }
 
     /// How many leading entries render as one U+FFFD each because of what came before the

@@ -80,7 +80,9 @@ impl Engine {
             }
         }
         let may_split = decoder.as_ref().is_some_and(splits_characters);
-        Ok(Engine::Windowed(windowed::Windowed::new(tok, may_split)))
+        Ok(Engine::Windowed(windowed::Windowed::new(
+            tok, vocab, may_split,
+        )))
     }
 
     pub(crate) fn kind(&self) -> EngineKind {
@@ -134,6 +136,37 @@ impl Engine {
 }
 
 impl Engine {
+    /// The fast path of a step: when the window holds nothing back and its text is final (see
+    /// [`Engine::final_after`]), the delta of `id` is its standalone text, if this returns one.
+    #[inline]
+    pub(crate) fn fast_text(&self, id: u32) -> Option<&str> {
+        match self {
+            Engine::ByteLevel(e) => e.fast_text(id),
+            Engine::Pieces(e) => e.fast_text(id),
+            Engine::Windowed(_) => None,
+        }
+    }
+
+    /// The byte-level engine, whose text is local: after a final prefix, held entries render alone.
+    #[inline]
+    pub(crate) fn byte_level(&self) -> Option<&bytes::ByteLevel> {
+        match self {
+            Engine::ByteLevel(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Whether the text of a window that emitted everything (`ids`, none held back, no
+    /// unfinished character) is final: no id appended later can change it, and a text piece
+    /// appended later adds exactly its own text.
+    pub(crate) fn final_after(&self, ids: &[u32]) -> bool {
+        match self {
+            Engine::ByteLevel(_) => true,
+            Engine::Pieces(e) => e.has_text(ids),
+            Engine::Windowed(_) => false,
+        }
+    }
+
     /// The text of a prompt tail as the common-prefix rule compares it: for SentencePiece, an
     /// unfinished trailing byte run keeps its complete characters (see `Pieces::prompt_text_into`).
     pub(crate) fn prompt_text_into(
