@@ -13,9 +13,9 @@
 //!   decided U+FFFD (invalid bytes, or a token that is U+FFFD) is emitted at once;
 //! - after [`MAX_HELD`] held entries it advances anyway, so the window and the cost of a step stay
 //!   bounded whatever the ids (a run of empty tokens, say);
-//! - right after seeding from a prompt, the first delta is taken past the *common prefix* of the
-//!   two decodes rather than past the prefix's length, so a prompt that ends inside a character
-//!   yields the completed character and never repeats prompt text;
+//! - right after seeding from a prompt (or resuming a window), the first delta is taken past the
+//!   *common prefix* of the two decodes rather than past the prefix's length, so a prompt that
+//!   ends inside a character yields the completed character and never repeats prompt text;
 //! - [`Stream::finish`] flushes what is held back.
 //!
 //! Performance notes: the window is a `Vec<u32>` of a few entries and both decodes go through
@@ -44,7 +44,7 @@ pub const MAX_HELD: usize = 16;
 pub struct Stream {
     det: Arc<Detokenizer>,
     skip_special: bool,
-    /// `prev_tokens[prefix_offset:]` as ids; [`EMPTY`] for an id without a token.
+    /// `prev_tokens[prefix_offset:]` as ids; [`EMPTY`] for a resumed `""` entry.
     window: Vec<u32>,
     /// `read_offset - prefix_offset`.
     read: usize,
@@ -137,6 +137,10 @@ impl Stream {
         s.window = window;
         s.read = read_offset - prefix_offset;
         s.start = Start::Cut;
+        // A resumed window may be a freshly seeded one (a prompt tail that ends inside a
+        // character): diff it by common prefix too. Mid-generation windows end on a character
+        // boundary, where both rules agree.
+        s.at_prompt = s.read > 0;
         Ok(s)
     }
 

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use tokenizers::Tokenizer;
 
-/// Window entry of an id that has no token (outside the vocabulary, or a hole in it). On the wire
-/// it is the empty token string, as vLLM carries it; it contributes no text.
+/// Window entry of an empty token string in a resumed window (vLLM windows `""` for an id outside
+/// the vocabulary); it contributes no text.
 pub(crate) const EMPTY: u32 = u32::MAX;
 
 /// Most window entries a resumed state may carry (REFERENCE section 5).
@@ -90,12 +90,13 @@ impl Vocab {
         self.ids.get(token).copied()
     }
 
-    /// What `id` puts in a window: `None` when it is a skipped special token, [`EMPTY`] when it
-    /// is outside the vocabulary, else the id itself.
+    /// What `id` puts in a window: `None` when it is a skipped special token or outside the
+    /// vocabulary (it contributes nothing, as in `decode`; vLLM would window an empty string,
+    /// which can only cost context), else the id itself.
     #[inline]
     pub(crate) fn window_entry(&self, id: u32, skip_special: bool) -> Option<u32> {
         match self.flags.get(id as usize).copied().unwrap_or(0) {
-            0 => Some(EMPTY),
+            0 => None,
             f if skip_special && f & SPECIAL != 0 => None,
             _ => Some(id),
         }

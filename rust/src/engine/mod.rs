@@ -79,9 +79,17 @@ impl Engine {
                 return Ok(engine);
             }
         }
-        let may_split = decoder.as_ref().is_some_and(splits_characters);
+        let memo = Engine::Windowed(windowed::Windowed::new(tok, vocab, decoder.as_ref(), true));
+        if let Engine::Windowed(w) = &memo {
+            if !w.has_rest() || verify(&memo, tok, vocab) {
+                return Ok(memo);
+            }
+        }
         Ok(Engine::Windowed(windowed::Windowed::new(
-            tok, vocab, may_split,
+            tok,
+            vocab,
+            decoder.as_ref(),
+            false,
         )))
     }
 
@@ -245,20 +253,7 @@ fn sentencepiece_strip(d: &Value) -> Option<usize> {
     }
 }
 
-/// Whether a decoder can leave a partial character at the end of a window (and so render it as
-/// a U+FFFD that a later id may still replace).
-fn splits_characters(d: &Value) -> bool {
-    match decoder_type(d) {
-        Some("ByteLevel") | Some("ByteFallback") => true,
-        Some("Sequence") => d
-            .get("decoders")
-            .and_then(Value::as_array)
-            .is_some_and(|l| l.iter().any(splits_characters)),
-        _ => false,
-    }
-}
-
-/// Checks a byte engine against the crate's `decode` on sample ids: every added token, a spread
+/// Checks an engine against the crate's `decode` on sample ids: every added token, a spread
 /// of single ids, and short pseudo-random sequences (which mix byte tokens and text).
 fn verify(engine: &Engine, tok: &Tokenizer, vocab: &Vocab) -> bool {
     let n = vocab.len() as u64;

@@ -1,61 +1,134 @@
 //! The windowed engine: the `tokenizers` crate's own decoder over the window's token strings,
 //! for every pipeline the byte engines do not reproduce exactly (WordPiece, Metaspace, Unigram,
 //! multi-character `Replace`, CTC, anything unknown).
+//!
+//! Performance notes: calling the decoder costs an allocation per token string and more inside
+//! it (WordPiece's clean-up rewrites each token about ten times), about 0.9 µs for a window of
+//! two BERT tokens. Two memos remove most calls, both filled by the decoder itself at load:
+//! - `first`: `decode([id])` of every id. vLLM's algorithm decodes the prefix region after every
+//!   emission, and with one id per step that region is a single token.
+//! - `rest`: for decoders that treat each token on its own, knowing only whether it comes first
+//!   (WordPiece, Metaspace, `Replace`, `Strip` and sequences of them), the text of `id` in any
+//!   later position. A window's text is then `first[w0] + rest[w1] + ...` with no decoder call.
+//!   The choice is checked against the crate's `decode` on sample ids before it is used.
 
+use serde_json::Value;
 use tokenizers::decoders::DecoderWrapper;
 use tokenizers::{Decoder, Tokenizer};
 
 use crate::error::{Error, Result};
 use crate::vocab::{EMPTY, Vocab};
 
-/// Performance notes: vLLM's algorithm decodes the prefix region after every emission, and with
-/// one id per step that region is a single token. Its text is a pure function of the id, so it is
-/// decoded once per id at load (`single`) and a step then runs the decoder once instead of twice.
+/// Per-id strings, contiguous.
+#[derive(Debug, Default)]
+struct Texts {
+    text: String,
+    offsets: Vec<u32>,
+}
+
+impl Texts {
+    #[inline]
+    fn get(&self, id: u32) -> Option<&str> {
+        let i = id as usize;
+        let (a, b) = (*self.offsets.get(i)?, *self.offsets.get(i + 1)?);
+        self.text.get(a as usize..b as usize)
+    }
+
+    /// Fills one string per id with `f`; `None` when `f` fails on any id.
+    fn build(vocab: &Vocab, mut f: impl FnMut(&str) -> Option<String>) -> Option<Texts> {
+        let mut t = Texts {
+            text: String::new(),
+            offsets: Vec::with_capacity(vocab.len() + 1),
+        };
+        t.offsets.push(0);
+        for id in 0..vocab.len() as u32 {
+            if let Some(token) = vocab.token(id) {
+                t.text.push_str(&f(token)?);
+            }
+            t.offsets.push(t.text.len() as u32);
+        }
+        Some(t)
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Windowed {
     decoder: Option<DecoderWrapper>,
-    /// `decode([token])` of every id, contiguous; `None` when the decoder failed on one.
-    single: Option<(String, Vec<u32>)>,
+    first: Option<Texts>,
+    rest: Option<Texts>,
     /// The decoder can leave a partial character at the end of a window, rendered as U+FFFD.
     may_split: bool,
 }
 
+/// Decoders whose output for a token depends only on the token and on whether it is first.
+fn token_local(d: &Value) -> bool {
+    match d.get("type").and_then(Value::as_str) {
+        Some("WordPiece" | "Metaspace" | "Replace" | "Strip") => true,
+        Some("Sequence") => d
+            .get("decoders")
+            .and_then(Value::as_array)
+            .is_some_and(|l| l.iter().all(token_local)),
+        _ => false,
+    }
+}
+
 impl Windowed {
-    pub(crate) fn new(tok: &Tokenizer, vocab: &Vocab, may_split: bool) -> Windowed {
-        let mut w = Windowed {
-            decoder: tok.get_decoder().cloned(),
-            single: None,
-            may_split,
-        };
-        let mut text = String::new();
-        let mut offsets = Vec::with_capacity(vocab.len() + 1);
-        offsets.push(0u32);
-        for id in 0..vocab.len() as u32 {
-            if w.decode_uncached(vocab, &[id], &mut text).is_err() {
-                return w;
+    /// Builds the engine; `with_rest` asks for the per-position memo (see the module notes).
+    pub(crate) fn new(
+        tok: &Tokenizer,
+        vocab: &Vocab,
+        decoder: Option<&Value>,
+        with_rest: bool,
+    ) -> Windowed {
+        let may_split = decoder.is_some_and(splits_characters);
+        let dec = tok.get_decoder().cloned();
+        let chain = |tokens: Vec<String>| -> Option<Vec<String>> {
+            match &dec {
+                Some(d) => d.decode_chain(tokens).ok(),
+                None => Some(tokens),
             }
-            offsets.push(text.len() as u32);
+        };
+        let first = Texts::build(vocab, |t| Some(chain(vec![t.to_owned()])?.concat()));
+        let rest = if with_rest && decoder.is_some_and(token_local) {
+            Texts::build(vocab, |t| {
+                chain(vec![t.to_owned(), t.to_owned()])?.into_iter().nth(1)
+            })
+        } else {
+            None
+        };
+        Windowed {
+            decoder: dec,
+            first,
+            rest,
+            may_split,
         }
-        w.single = Some((text, offsets));
-        w
+    }
+
+    /// Whether the per-position memo is in use.
+    pub(crate) fn has_rest(&self) -> bool {
+        self.rest.is_some()
     }
 
     pub(crate) fn decode_into(&self, vocab: &Vocab, ids: &[u32], out: &mut String) -> Result<()> {
-        if let ([id], Some((text, offsets))) = (ids, &self.single) {
-            let i = *id as usize;
-            if let (Some(&a), Some(&b)) = (offsets.get(i), offsets.get(i + 1)) {
-                out.push_str(text.get(a as usize..b as usize).unwrap_or_default());
-                return Ok(());
-            }
-        }
-        self.decode_uncached(vocab, ids, out)
-    }
-
-    fn decode_uncached(&self, vocab: &Vocab, ids: &[u32], out: &mut String) -> Result<()> {
-        let tokens: Vec<String> = ids
+        let mut entries = ids
             .iter()
-            .filter(|&&id| id != EMPTY)
-            .filter_map(|&id| vocab.token(id).map(str::to_owned))
+            .copied()
+            .filter(|&id| id != EMPTY && vocab.token(id).is_some());
+        if let (Some(first), Some(rest)) = (&self.first, &self.rest) {
+            if let Some(w0) = entries.next() {
+                out.push_str(first.get(w0).unwrap_or_default());
+                for w in entries {
+                    out.push_str(rest.get(w).unwrap_or_default());
+                }
+            }
+            return Ok(());
+        }
+        if let ([id], Some(first)) = (ids, &self.first) {
+            out.push_str(first.get(*id).unwrap_or_default());
+            return Ok(());
+        }
+        let tokens: Vec<String> = entries
+            .filter_map(|id| vocab.token(id).map(str::to_owned))
             .collect();
         if tokens.is_empty() {
             return Ok(());
@@ -77,5 +150,18 @@ impl Windowed {
     /// an unfinished one; vLLM's algorithm holds it back, and so does this engine.
     pub(crate) fn ends_incomplete(&self, text: &str) -> bool {
         self.may_split && text.ends_with(char::REPLACEMENT_CHARACTER)
+    }
+}
+
+/// Whether a decoder can leave a partial character at the end of a window (and so render it as
+/// a U+FFFD that a later id may still replace).
+fn splits_characters(d: &Value) -> bool {
+    match d.get("type").and_then(Value::as_str) {
+        Some("ByteLevel") | Some("ByteFallback") => true,
+        Some("Sequence") => d
+            .get("decoders")
+            .and_then(Value::as_array)
+            .is_some_and(|l| l.iter().any(splits_characters)),
+        _ => false,
     }
 }
