@@ -120,10 +120,20 @@ impl Detokenizer {
         self.vocab.is_special(id)
     }
 
-    /// A new stream, seeded from the prompt. Only the last [`SEED_IDS`] prompt ids are read, so
-    /// a caller may pass just that suffix.
+    /// A new stream, seeded from the prompt. Only its last [`SEED_IDS`] ids are read; a prompt of
+    /// fewer ids is known to start the text, which matters only for invalid byte-fallback runs.
     pub fn stream(self: &Arc<Self>, prompt_ids: &[u32], skip_special_tokens: bool) -> Stream {
-        Stream::new(Arc::clone(self), prompt_ids, skip_special_tokens)
+        Stream::new(Arc::clone(self), prompt_ids, true, skip_special_tokens)
+    }
+
+    /// A new stream seeded from the last ids of a longer prompt (at least [`SEED_IDS`] of them,
+    /// or the prompt is taken to begin before them).
+    pub fn stream_from_suffix(
+        self: &Arc<Self>,
+        prompt_suffix: &[u32],
+        skip_special_tokens: bool,
+    ) -> Stream {
+        Stream::new(Arc::clone(self), prompt_suffix, false, skip_special_tokens)
     }
 
     /// Continues a stream from vLLM's window triple.

@@ -60,19 +60,34 @@ pub struct Stream {
     prefix_text: String,
     prefix_chars: usize,
     prefix_valid: bool,
+    /// While `at_prompt`: the prefix region as a prompt shows it (see
+    /// `Engine::prompt_text_into`), the other rendering the common-prefix rule compares.
+    prompt_text: String,
     new_text: String,
     out: String,
     scratch: Scratch,
 }
 
 impl Stream {
-    pub(crate) fn new(det: Arc<Detokenizer>, prompt_tail: &[u32], skip_special: bool) -> Stream {
+    /// `prompt_tail` holds the prompt's last ids (only the last [`SEED_IDS`] are read);
+    /// `whole_prompt` says it is the entire prompt, so the window's start is known exactly.
+    pub(crate) fn new(
+        det: Arc<Detokenizer>,
+        prompt_tail: &[u32],
+        whole_prompt: bool,
+        skip_special: bool,
+    ) -> Stream {
         let tail = &prompt_tail[prompt_tail.len().saturating_sub(SEED_IDS)..];
+        let whole = whole_prompt && tail.len() == prompt_tail.len() && tail.len() < SEED_IDS;
         let mut window: Vec<u32> = tail
             .iter()
             .filter_map(|&id| det.vocab.window_entry(id, skip_special))
             .collect();
         let prefix = window.len().saturating_sub(PREFIX_OFFSET);
+        let mut scratch = Scratch::default();
+        let dropped = window.get(..prefix).unwrap_or_default();
+        let before = if whole { Start::Exact } else { Start::Cut };
+        let start = det.engine.start_after(dropped, before, &mut scratch);
         window.drain(..prefix);
         let read = window.len();
         Stream {
@@ -81,15 +96,16 @@ impl Stream {
             window,
             read,
             at_prompt: read > 0,
-            start: if read > 0 { Start::Cut } else { Start::Exact },
+            start,
             settled: false,
             finished: false,
             prefix_text: String::new(),
             prefix_chars: 0,
             prefix_valid: false,
+            prompt_text: String::new(),
             new_text: String::new(),
             out: String::new(),
-            scratch: Scratch::default(),
+            scratch,
         }
     }
 
@@ -133,7 +149,7 @@ impl Stream {
                 }
             }
         }
-        let mut s = Stream::new(det, &[], skip_special);
+        let mut s = Stream::new(det, &[], true, skip_special);
         s.window = window;
         s.read = read_offset - prefix_offset;
         s.start = Start::Cut;
@@ -209,7 +225,7 @@ impl Stream {
     /// An empty, finished stream over the same tokenizer: what a binding leaves in place of a
     /// stream it moved out to step without the interpreter lock.
     pub fn placeholder(&self) -> Stream {
-        let mut s = Stream::new(Arc::clone(&self.det), &[], self.skip_special);
+        let mut s = Stream::new(Arc::clone(&self.det), &[], true, self.skip_special);
         s.finished = true;
         s
     }
@@ -261,30 +277,35 @@ impl Stream {
         if !self.prefix_valid {
             self.prefix_text.clear();
             let prefix = self.window.get(..self.read).unwrap_or_default();
+            det.engine.decode_into(
+                &det.vocab,
+                prefix,
+                self.start,
+                &mut self.prefix_text,
+                &mut self.scratch,
+            )?;
+            self.prefix_chars = self.prefix_text.chars().count();
+            self.prompt_text.clear();
             if self.at_prompt {
                 det.engine.prompt_text_into(
                     &det.vocab,
                     prefix,
                     self.start,
-                    &mut self.prefix_text,
-                    &mut self.scratch,
-                )?;
-            } else {
-                det.engine.decode_into(
-                    &det.vocab,
-                    prefix,
-                    self.start,
-                    &mut self.prefix_text,
+                    &mut self.prompt_text,
                     &mut self.scratch,
                 )?;
             }
-            self.prefix_chars = self.prefix_text.chars().count();
             self.prefix_valid = true;
         }
         let start = if self.new_text.starts_with(self.prefix_text.as_str()) {
             Some(self.prefix_text.len())
         } else if self.at_prompt {
-            Some(common_prefix_len(&self.prefix_text, &self.new_text))
+            // The prompt's text is whichever rendering shares more with the new text: decode's,
+            // or the one that keeps the complete characters of an unfinished byte run.
+            Some(
+                common_prefix_len(&self.prefix_text, &self.new_text)
+                    .max(common_prefix_len(&self.prompt_text, &self.new_text)),
+            )
         } else {
             // vLLM slices by code points; only a retroactive SentencePiece rewrite lands here.
             self.new_text

@@ -53,14 +53,16 @@ fn ids_from(obj: &Bound<'_, PyAny>, out: &mut Vec<u32>) -> PyResult<()> {
     Ok(())
 }
 
-/// The last [`SEED_IDS`] ids of a prompt, read without touching the rest of it.
-fn prompt_tail(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+/// The last [`SEED_IDS`] ids of a prompt, read without touching the rest of it, and whether
+/// they are surely the whole prompt (fewer than [`SEED_IDS`]: a client sending a suffix sends
+/// that many).
+fn prompt_tail(obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, bool)> {
     let len = obj.len()?;
     let mut tail = Vec::with_capacity(SEED_IDS);
     for i in len.saturating_sub(SEED_IDS)..len {
         tail.push(id_from(&obj.get_item(i)?)?);
     }
-    Ok(tail)
+    Ok((tail, len < SEED_IDS))
 }
 
 fn text<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyString> {
@@ -178,13 +180,18 @@ impl PyDetokenizer {
         prompt_ids: Option<&Bound<'_, PyAny>>,
         skip_special_tokens: bool,
     ) -> PyResult<PyDetokStream> {
-        let tail = match prompt_ids {
-            Some(p) if p.is_instance_of::<PyInt>() => vec![id_from(p)?],
+        let (tail, whole) = match prompt_ids {
+            Some(p) if p.is_instance_of::<PyInt>() => (vec![id_from(p)?], true),
             Some(p) => prompt_tail(p)?,
-            None => Vec::new(),
+            None => (Vec::new(), true),
+        };
+        let inner = if whole {
+            self.inner.stream(&tail, skip_special_tokens)
+        } else {
+            self.inner.stream_from_suffix(&tail, skip_special_tokens)
         };
         Ok(PyDetokStream {
-            inner: self.inner.stream(&tail, skip_special_tokens),
+            inner,
             ids: Vec::new(),
         })
     }
