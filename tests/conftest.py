@@ -1,0 +1,257 @@
+"""Shared fixtures: the real tokenizer files, the oracle, tokstream itself, hypothesis profiles.
+
+The real ``tokenizer.json`` files live beside the repo in ``../shared/tokenizers`` (override with
+env ``TOKSTREAM_SHARED``, naming either that ``shared`` folder or the ``tokenizers`` folder itself).
+When they, or the built ``tokstream`` package, are missing, the tests that need them skip with a
+reason; with env ``CI`` set they fail instead, because a CI run must have no skips.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from tokenizers import Tokenizer
+from vllm_reference import REPLACEMENT, State, VllmReference
+
+TOKENIZER_NAMES: tuple[str, ...] = (
+    "gpt2",
+    "llama-3.2-instruct",
+    "qwen3",
+    "deepseek-r1",
+    "mistral-nemo-tekken",
+    "mistral-7b-v0.1",
+    "mistral-7b-instruct-v0.3",
+    "phi-3-mini",
+    "bert-all-minilm-l6-v2",
+    "t5-small",
+)
+BYTE_LEVEL = TOKENIZER_NAMES[:5]
+SENTENCEPIECE = TOKENIZER_NAMES[5:8]
+
+# deadline=None: a sweep's first example also pays for loading a tokenizer, and 2 shared cores
+# make timings noisy; max_examples is the knob that trades depth for time. "fast" (the default,
+# and CI's) is derandomized so that a run is reproducible; "slow" explores afresh every time.
+settings.register_profile(
+    "fast",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "slow", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Tolerates one third-party warning that would otherwise crash failure reports.
+
+    The project turns warnings into errors; when a hypothesis test fails, hypothesis imports
+    libcst, whose import warns about mypy_extensions.TypedDict, and pytest dies with INTERNALERROR.
+    """
+    config.addinivalue_line(
+        "filterwarnings", "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"
+    )
+
+
+#: Cases where vLLM's algorithm misses C1, by tokenizer (tests add to it; shown in the summary).
+VLLM_WRONG: collections.Counter[str] = collections.Counter()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Reports how many swept cases vLLM's algorithm gets wrong (tokstream was asserted right)."""
+    if VLLM_WRONG:
+        terminalreporter.write_sep("-", "cases where vLLM's algorithm misses C1 (tokstream right)")
+        for key, count in sorted(VLLM_WRONG.items()):
+            terminalreporter.write_line(f"{key}: {count}")
+
+
+def unavailable(reason: str) -> None:
+    """Skips the current test, or fails it when env ``CI`` is set (CI must have no skips)."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set, so this is a failure, not a skip)")
+    pytest.skip(reason)
+
+
+def tokenizers_dir() -> Path:
+    """Returns where the real tokenizer folders should be (they may be absent)."""
+    override = os.environ.get("TOKSTREAM_SHARED")
+    if not override:
+        return Path(__file__).resolve().parents[1].parent / "shared" / "tokenizers"
+    base = Path(override)
+    return base / "tokenizers" if (base / "tokenizers").is_dir() else base
+
+
+def tokenizer_path(name: str) -> Path:
+    """Returns the ``tokenizer.json`` of ``name``, skipping (or failing under CI) when absent."""
+    path = tokenizers_dir() / name / "tokenizer.json"
+    if not path.is_file():
+        unavailable(f"real tokenizer file {path} is absent (set TOKSTREAM_SHARED)")
+    return path
+
+
+@functools.cache
+def load_tokenizer(name: str) -> Tokenizer:
+    """Loads a real tokenizer once per session, with BERT's padding and truncation switched off."""
+    tok = Tokenizer.from_file(str(tokenizer_path(name)))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+def import_tokstream() -> ModuleType:
+    """Imports the built package, skipping (or failing under CI) when it is not installed."""
+    try:
+        import tokstream
+    except ImportError as exc:
+        unavailable(f"tokstream is not built/installed: {exc}")
+    return tokstream
+
+
+@functools.cache
+def load_detokenizer(name: str) -> Any:
+    """Loads ``tokstream.Detokenizer.from_file`` once per session for a real tokenizer."""
+    return import_tokstream().Detokenizer.from_file(str(tokenizer_path(name)))
+
+
+def decode(tok: Tokenizer, ids: Sequence[int], skip: bool) -> str:
+    """The oracle ``D``: ``tokenizers``' one-shot decode."""
+    return tok.decode(list(ids), skip_special_tokens=skip)
+
+
+def _common_prefix_len(a: str, b: str) -> int:
+    # Code points, not bytes: the first difference is where decode rewrote the prompt's tail.
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _without_unfinished_char(tok: Tokenizer, prompt: Sequence[int], skip: bool) -> list[int] | None:
+    """The prompt minus the byte tokens of a character it leaves unfinished, or None.
+
+    Only for byte-fallback tokenizers whose trailing ``<0xNN>`` run is valid UTF-8 but for an
+    incomplete last character. ``D(P)`` renders such a run as U+FFFD throughout (retroactively),
+    hiding the run's complete characters, which are prompt text all the same.
+    """
+    if b"ByteFallback" not in tok.decoder.__getstate__():
+        return None
+    specials = {i for i, t in tok.get_added_tokens_decoder().items() if t.special}
+    run: list[tuple[int, int]] = []  # (index in prompt, byte), last first
+    for index in range(len(prompt) - 1, -1, -1):
+        if skip and prompt[index] in specials:
+            continue  # removed before the decoder, so the runs on both sides merge
+        token = tok.id_to_token(prompt[index]) or ""
+        if not (len(token) == 6 and token.startswith("<0x") and token.endswith(">")):
+            break
+        run.append((index, int(token[3:5], 16)))
+    run.reverse()
+    try:
+        bytes(b for _, b in run).decode()
+    except UnicodeDecodeError as err:
+        if err.end == len(run) and err.reason == "unexpected end of data":
+            return list(prompt[: run[err.start][0]])
+    return None
+
+
+def c1_target(
+    tok: Tokenizer, prompt: Sequence[int] | None, generated: Sequence[int], skip: bool
+) -> str:
+    """Returns the text contract C1 requires a stream to produce in total.
+
+    ``D(P+G)[len(D(P)):]`` when ``D(P)`` is a prefix of ``D(P+G)``; otherwise ``D(P+G)`` minus its
+    longest common prefix with ``D(P)`` (prompt text is never repeated); ``D(G)`` without a prompt.
+    One refinement keeps "never repeats prompt text" true for byte fallback: when the prompt ends
+    inside a character of a byte run, the run's complete characters count as prompt text too
+    (``D(P)`` shows them as U+FFFD), so the longer common prefix of the two renderings is cut.
+
+    >>> c1_target(tok, None, ids, False) == tok.decode(ids)  # doctest: +SKIP
+    True
+    """
+    if not prompt:
+        return decode(tok, generated, skip)
+    full = decode(tok, [*prompt, *generated], skip)
+    common = _common_prefix_len(full, decode(tok, prompt, skip))
+    finished = _without_unfinished_char(tok, prompt, skip)
+    if finished is not None:
+        common = max(common, _common_prefix_len(full, decode(tok, finished, skip)))
+    return full[common:]
+
+
+#: tokstream advances a window after this many held tokens (api.md fix 2); vLLM never does.
+HOLD_LIMIT = 16
+
+
+def vllm_is_right(ref: VllmReference, deltas: list[str], last: State, target: str) -> bool:
+    """Whether the reference satisfies C1 and C2 here, so that C4 demands identical deltas.
+
+    A target holding U+FFFD means a decided replacement character, which vLLM holds back and
+    tokstream emits at once; a run of ``HOLD_LIMIT`` holds is where tokstream advances its window.
+    """
+    if REPLACEMENT in target or "".join(deltas) + ref.flush(last) != target:
+        return False
+    run = longest = 0
+    for delta in deltas:
+        run = run + 1 if delta == "" else 0
+        longest = max(longest, run)
+    return longest < HOLD_LIMIT
+
+
+def chunked(ids: Sequence[int], size: int) -> list[list[int]]:
+    """Splits ``ids`` into consecutive chunks of ``size`` (the last may be shorter)."""
+    return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
+
+
+def run_stream(
+    detok: Any, prompt: Sequence[int] | None, chunks: Sequence[int | Sequence[int]], skip: bool
+) -> list[str]:
+    """Steps a fresh tokstream stream through ``chunks``; returns every delta, then ``finish()``."""
+    stream = detok.stream(prompt_ids=list(prompt) if prompt else None, skip_special_tokens=skip)
+    out = [stream.step(chunk) for chunk in chunks]
+    out.append(stream.finish())
+    return out
+
+
+@pytest.fixture(scope="session", params=TOKENIZER_NAMES)
+def name(request: pytest.FixtureRequest) -> str:
+    """Every real tokenizer's folder name."""
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def tok(name: str) -> Tokenizer:
+    """The oracle tokenizer for ``name``."""
+    return load_tokenizer(name)
+
+
+@pytest.fixture(scope="session")
+def detok(name: str) -> Any:
+    """The tokstream ``Detokenizer`` for ``name`` (skips when tokstream is not built)."""
+    return load_detokenizer(name)
+
+
+@pytest.fixture(scope="session")
+def tokstream() -> ModuleType:
+    """The ``tokstream`` package (skips when it is not built)."""
+    return import_tokstream()
+
+
+@pytest.fixture(scope="session")
+def get_tok() -> Callable[[str], Tokenizer]:
+    """Loader for tests that pick one named tokenizer rather than sweeping all ten."""
+    return load_tokenizer
+
+
+@pytest.fixture(scope="session")
+def get_detok() -> Callable[[str], Any]:
+    """Loader for tests that pick one named Detokenizer rather than sweeping all ten."""
+    return load_detokenizer
