@@ -105,6 +105,12 @@ impl Detokenizer {
             .collect()
     }
 
+    /// The text `id` adds after a window whose text is final, when it can be known without the
+    /// window (the step fast path); the same string every time, so bindings may cache it.
+    pub fn fast_text(&self, id: u32) -> Option<&str> {
+        self.engine.fast_text(id)
+    }
+
     /// The token string of one id.
     pub fn id_to_token(&self, id: u32) -> Option<&str> {
         self.vocab.token(id)

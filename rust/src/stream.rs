@@ -60,11 +60,13 @@ pub struct Stream {
     prefix_text: String,
     prefix_chars: usize,
     prefix_valid: bool,
-    /// While `at_prompt`: the prefix region as a prompt shows it (see
-    /// `Engine::prompt_text_into`), the other rendering the common-prefix rule compares.
+    /// Scratch for the other rendering of a prompt the common-prefix rule compares (see
+    /// `Engine::prompt_text_into`).
     prompt_text: String,
     new_text: String,
     out: String,
+    /// Set when `out` is exactly the fast-path text of this entry.
+    out_token: Option<u32>,
     scratch: Scratch,
 }
 
@@ -79,10 +81,11 @@ impl Stream {
     ) -> Stream {
         let tail = &prompt_tail[prompt_tail.len().saturating_sub(SEED_IDS)..];
         let whole = whole_prompt && tail.len() == prompt_tail.len() && tail.len() < SEED_IDS;
-        let mut window: Vec<u32> = tail
-            .iter()
-            .filter_map(|&id| det.vocab.window_entry(id, skip_special))
-            .collect();
+        let mut window: Vec<u32> = Vec::with_capacity(8);
+        window.extend(
+            tail.iter()
+                .filter_map(|&id| det.vocab.window_entry(id, skip_special)),
+        );
         let prefix = window.len().saturating_sub(PREFIX_OFFSET);
         let mut scratch = Scratch::default();
         let dropped = window.get(..prefix).unwrap_or_default();
@@ -103,8 +106,9 @@ impl Stream {
             prefix_chars: 0,
             prefix_valid: false,
             prompt_text: String::new(),
-            new_text: String::new(),
-            out: String::new(),
+            new_text: String::with_capacity(64),
+            out: String::with_capacity(64),
+            out_token: None,
             scratch,
         }
     }
@@ -167,6 +171,7 @@ impl Stream {
             return Err(Error::Finished);
         }
         self.out.clear();
+        self.out_token = None;
         for &id in ids {
             let Some(entry) = self.det.vocab.window_entry(id, self.skip_special) else {
                 continue;
@@ -175,6 +180,7 @@ impl Stream {
                 if let Some(text) = self.det.engine.fast_text(entry) {
                     // vLLM's diff of `decode(window + [id])` against `decode(window)` is exactly
                     // this text; the window becomes `[id]`, all of it read.
+                    self.out_token = self.out.is_empty().then_some(entry);
                     self.out.push_str(text);
                     self.window.clear();
                     self.window.push(entry);
@@ -185,7 +191,11 @@ impl Stream {
                 }
             }
             self.window.push(entry);
+            let before = self.out.len();
             self.advance(false)?;
+            if self.out.len() != before {
+                self.out_token = None;
+            }
         }
         Ok(&self.out)
     }
@@ -196,6 +206,7 @@ impl Stream {
             return Err(Error::Finished);
         }
         self.out.clear();
+        self.out_token = None;
         self.advance(true)?;
         self.finished = true;
         Ok(&self.out)
@@ -222,12 +233,15 @@ impl Stream {
         (tokens, 0, self.read)
     }
 
-    /// An empty, finished stream over the same tokenizer: what a binding leaves in place of a
-    /// stream it moved out to step without the interpreter lock.
-    pub fn placeholder(&self) -> Stream {
-        let mut s = Stream::new(Arc::clone(&self.det), &[], true, self.skip_special);
-        s.finished = true;
-        s
+    /// The text of the last `step` or `finish`.
+    pub fn output(&self) -> &str {
+        &self.out
+    }
+
+    /// When the last `step`'s text is exactly one id's standalone text
+    /// ([`Detokenizer::fast_text`]), that id: a binding may hand out a cached string for it.
+    pub fn output_token(&self) -> Option<u32> {
+        self.out_token
     }
 
     /// Number of window entries (`len(prev_tokens)` on the wire).
@@ -285,27 +299,25 @@ impl Stream {
                 &mut self.scratch,
             )?;
             self.prefix_chars = self.prefix_text.chars().count();
-            self.prompt_text.clear();
-            if self.at_prompt {
-                det.engine.prompt_text_into(
-                    &det.vocab,
-                    prefix,
-                    self.start,
-                    &mut self.prompt_text,
-                    &mut self.scratch,
-                )?;
-            }
             self.prefix_valid = true;
         }
         let start = if self.new_text.starts_with(self.prefix_text.as_str()) {
             Some(self.prefix_text.len())
         } else if self.at_prompt {
             // The prompt's text is whichever rendering shares more with the new text: decode's,
-            // or the one that keeps the complete characters of an unfinished byte run.
-            Some(
-                common_prefix_len(&self.prefix_text, &self.new_text)
-                    .max(common_prefix_len(&self.prompt_text, &self.new_text)),
-            )
+            // or (byte fallback) the one that keeps the complete characters of an unfinished run.
+            let mut common = common_prefix_len(&self.prefix_text, &self.new_text);
+            self.prompt_text.clear();
+            let prefix = self.window.get(..self.read).unwrap_or_default();
+            if det.engine.prompt_text_into(
+                prefix,
+                self.start,
+                &mut self.prompt_text,
+                &mut self.scratch,
+            ) {
+                common = common.max(common_prefix_len(&self.prompt_text, &self.new_text));
+            }
+            Some(common)
         } else {
             // vLLM slices by code points; only a retroactive SentencePiece rewrite lands here.
             self.new_text
@@ -344,17 +356,21 @@ fn common_prefix_len(a: &str, b: &str) -> usize {
         .map_or_else(|| a.len().min(b.len()), |((i, _), _)| i)
 }
 
-/// Steps many streams, one chunk each; returns each stream's text. Every stream is checked
-/// before any is changed, so an error leaves them all as they were.
-pub fn step_batch<C: AsRef<[u32]>>(streams: &mut [Stream], chunks: &[C]) -> Result<Vec<String>> {
+/// Steps many streams, one chunk each: `streams[i]` takes `ids[bounds[i]..bounds[i + 1]]`. Each
+/// stream's text is then in [`Stream::output`]. Every stream is checked before any changes, so
+/// a finished stream leaves them all as they were.
+pub fn step_batch(streams: &mut [&mut Stream], ids: &[u32], bounds: &[usize]) -> Result<()> {
     if streams.iter().any(|s| s.finished) {
         return Err(Error::Finished);
     }
-    streams
-        .iter_mut()
-        .zip(chunks)
-        .map(|(s, ids)| s.step(ids.as_ref()).map(str::to_owned))
-        .collect()
+    for (i, s) in streams.iter_mut().enumerate() {
+        let chunk = match (bounds.get(i), bounds.get(i + 1)) {
+            (Some(&a), Some(&b)) => ids.get(a..b).unwrap_or_default(),
+            _ => &[],
+        };
+        s.step(chunk)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -50,6 +50,41 @@ pub(crate) enum Start {
     InvalidRun,
 }
 
+/// Per-id strings, contiguous.
+#[derive(Debug, Default)]
+pub(crate) struct Texts {
+    text: String,
+    offsets: Vec<u32>,
+}
+
+impl Texts {
+    #[inline]
+    pub(crate) fn get(&self, id: u32) -> Option<&str> {
+        let i = id as usize;
+        let (a, b) = (*self.offsets.get(i)?, *self.offsets.get(i + 1)?);
+        self.text.get(a as usize..b as usize)
+    }
+
+    /// Fills one string per id with `f`; `None` when `f` fails on any id.
+    pub(crate) fn build(
+        vocab: &Vocab,
+        mut f: impl FnMut(u32, &str) -> Option<String>,
+    ) -> Option<Texts> {
+        let mut t = Texts {
+            text: String::new(),
+            offsets: Vec::with_capacity(vocab.len() + 1),
+        };
+        t.offsets.push(0);
+        for id in 0..vocab.len() as u32 {
+            if let Some(token) = vocab.token(id) {
+                t.text.push_str(&f(id, token)?);
+            }
+            t.offsets.push(t.text.len() as u32);
+        }
+        Some(t)
+    }
+}
+
 /// Reusable buffers, so a step allocates nothing once warm.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Scratch {
@@ -151,7 +186,7 @@ impl Engine {
         match self {
             Engine::ByteLevel(e) => e.fast_text(id),
             Engine::Pieces(e) => e.fast_text(id),
-            Engine::Windowed(_) => None,
+            Engine::Windowed(e) => e.fast_text(id),
         }
     }
 
@@ -171,26 +206,27 @@ impl Engine {
         match self {
             Engine::ByteLevel(_) => true,
             Engine::Pieces(e) => e.has_text(ids),
-            Engine::Windowed(_) => false,
+            Engine::Windowed(e) => e.final_after(ids),
         }
     }
 
-    /// The text of a prompt tail as the common-prefix rule compares it: for SentencePiece, an
-    /// unfinished trailing byte run keeps its complete characters (see `Pieces::prompt_text_into`).
+    /// The text of a prompt tail as the common-prefix rule also compares it, where it differs
+    /// from the decode: for SentencePiece, an unfinished trailing byte run keeps its complete
+    /// characters (see `Pieces::prompt_text_into`). Returns `false` (writing nothing) for
+    /// engines where the two renderings agree.
     pub(crate) fn prompt_text_into(
         &self,
-        vocab: &Vocab,
         ids: &[u32],
         start: Start,
         out: &mut String,
         scratch: &mut Scratch,
-    ) -> Result<()> {
+    ) -> bool {
         match self {
             Engine::Pieces(e) => {
                 e.prompt_text_into(ids, start, out, scratch);
-                Ok(())
+                true
             }
-            _ => self.decode_into(vocab, ids, start, out, scratch),
+            _ => false,
         }
     }
 

@@ -16,40 +16,9 @@ use serde_json::Value;
 use tokenizers::decoders::DecoderWrapper;
 use tokenizers::{Decoder, Tokenizer};
 
+use super::Texts;
 use crate::error::{Error, Result};
 use crate::vocab::{EMPTY, Vocab};
-
-/// Per-id strings, contiguous.
-#[derive(Debug, Default)]
-struct Texts {
-    text: String,
-    offsets: Vec<u32>,
-}
-
-impl Texts {
-    #[inline]
-    fn get(&self, id: u32) -> Option<&str> {
-        let i = id as usize;
-        let (a, b) = (*self.offsets.get(i)?, *self.offsets.get(i + 1)?);
-        self.text.get(a as usize..b as usize)
-    }
-
-    /// Fills one string per id with `f`; `None` when `f` fails on any id.
-    fn build(vocab: &Vocab, mut f: impl FnMut(&str) -> Option<String>) -> Option<Texts> {
-        let mut t = Texts {
-            text: String::new(),
-            offsets: Vec::with_capacity(vocab.len() + 1),
-        };
-        t.offsets.push(0);
-        for id in 0..vocab.len() as u32 {
-            if let Some(token) = vocab.token(id) {
-                t.text.push_str(&f(token)?);
-            }
-            t.offsets.push(t.text.len() as u32);
-        }
-        Some(t)
-    }
-}
 
 #[derive(Debug)]
 pub(crate) struct Windowed {
@@ -88,9 +57,9 @@ impl Windowed {
                 None => Some(tokens),
             }
         };
-        let first = Texts::build(vocab, |t| Some(chain(vec![t.to_owned()])?.concat()));
+        let first = Texts::build(vocab, |_, t| Some(chain(vec![t.to_owned()])?.concat()));
         let rest = if with_rest && decoder.is_some_and(token_local) {
-            Texts::build(vocab, |t| {
+            Texts::build(vocab, |_, t| {
                 chain(vec![t.to_owned(), t.to_owned()])?.into_iter().nth(1)
             })
         } else {
@@ -102,6 +71,18 @@ impl Windowed {
             rest,
             may_split,
         }
+    }
+
+    /// With the per-position memo, the text `id` adds after a non-empty window: `rest[id]`.
+    #[inline]
+    pub(crate) fn fast_text(&self, id: u32) -> Option<&str> {
+        self.rest.as_ref()?.get(id).filter(|t| !t.is_empty())
+    }
+
+    /// With the per-position memo, a window that has a first token is final: a later token's
+    /// text does not depend on what follows it.
+    pub(crate) fn final_after(&self, ids: &[u32]) -> bool {
+        self.rest.is_some() && ids.iter().any(|&id| id != EMPTY)
     }
 
     /// Whether the per-position memo is in use.
