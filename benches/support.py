@@ -1,0 +1,106 @@
+"""Helpers shared by the benches: tokenizer loading, the generation's ids, resident memory."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import gc
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from generation import GENERATION
+from tokenizers import Tokenizer
+
+#: The tokenizers the step benches sweep: three byte-level, two SentencePiece byte-fallback and
+#: two on the windowed engine (WordPiece and Metaspace/Unigram).
+STEP_TOKENIZERS: tuple[str, ...] = (
+    "qwen3",
+    "deepseek-r1",
+    "llama-3.2-instruct",
+    "mistral-7b-v0.1",
+    "phi-3-mini",
+    "bert-all-minilm-l6-v2",
+    "t5-small",
+)
+
+
+def unavailable(reason: str) -> None:
+    """Skips the current bench, or fails it when env ``CI`` is set (CI must have no skips)."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set, so this is a failure, not a skip)")
+    pytest.skip(reason)
+
+
+def tokenizers_dir() -> Path:
+    """Returns where the real tokenizer folders should be: ``../shared/tokenizers``, or env."""
+    override = os.environ.get("TOKSTREAM_SHARED")
+    if not override:
+        return Path(__file__).resolve().parents[1].parent / "shared" / "tokenizers"
+    base = Path(override)
+    return base / "tokenizers" if (base / "tokenizers").is_dir() else base
+
+
+def tokenizer_path(name: str) -> Path:
+    """Returns the ``tokenizer.json`` of ``name``, skipping (or failing under CI) when absent."""
+    path = tokenizers_dir() / name / "tokenizer.json"
+    if not path.is_file():
+        unavailable(f"real tokenizer file {path} is absent (set TOKSTREAM_SHARED)")
+    return path
+
+
+@functools.cache
+def load_tokenizer(name: str) -> Tokenizer:
+    """Loads a real tokenizer once, with padding and truncation off (BERT's file has both)."""
+    tok = Tokenizer.from_file(str(tokenizer_path(name)))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+@functools.cache
+def load_detokenizer(name: str) -> Any:
+    """Loads ``tokstream.Detokenizer`` once for a real tokenizer (skips when not built)."""
+    try:
+        import tokstream
+    except ImportError as exc:
+        unavailable(f"tokstream is not built/installed: {exc}")
+    return tokstream.Detokenizer.from_file(str(tokenizer_path(name)))
+
+
+@functools.cache
+def generation_ids(name: str) -> tuple[int, ...]:
+    """The ids of ``GENERATION`` for ``name``, encoded without special tokens.
+
+    ``<think>`` and ``</think>`` become their added tokens where the tokenizer has them (Qwen3,
+    DeepSeek-R1), as a model would emit them.
+    """
+    return tuple(load_tokenizer(name).encode(GENERATION, add_special_tokens=False).ids)
+
+
+def chunked(ids: tuple[int, ...], size: int) -> list[Any]:
+    """Returns ``ids`` as ints (``size == 1``) or as consecutive lists of ``size`` ids."""
+    if size == 1:
+        return list(ids)
+    return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+_LIBC_NAME = ctypes.util.find_library("c")
+_LIBC = ctypes.CDLL(_LIBC_NAME) if _LIBC_NAME else None
+
+
+def settle_memory() -> None:
+    """Collects garbage and hands free heap pages back to the OS, so RSS deltas count growth."""
+    gc.collect()
+    trim = getattr(_LIBC, "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
+def rss_bytes() -> int:
+    """Resident set size of this process, from ``/proc/self/statm`` (sees Rust allocations)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * _PAGE
