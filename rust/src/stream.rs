@@ -93,7 +93,7 @@ impl Stream {
         let start = det.engine.start_after(dropped, before, &mut scratch);
         window.drain(..prefix);
         let read = window.len();
-        Stream {
+        let mut s = Stream {
             det,
             skip_special,
             window,
@@ -110,7 +110,23 @@ impl Stream {
             out: String::with_capacity(64),
             out_token: None,
             scratch,
-        }
+        };
+        s.settle();
+        s
+    }
+
+    /// Marks the window settled when its read text is final, so the next step can take the fast
+    /// path: a prompt (or resumed window) that ends on a complete character behaves from its
+    /// first step like a running stream.
+    fn settle(&mut self) {
+        let det = &*self.det;
+        let read = self.window.get(..self.read).unwrap_or_default();
+        // Engines whose windows can be final judge an unfinished character from the ids alone
+        // (the windowed engine's memo only exists for decoders that never split one).
+        self.settled = det.engine.final_after(read)
+            && !det
+                .engine
+                .ends_incomplete(read, self.start, "", &mut self.scratch);
     }
 
     /// Continues from a vLLM window: `prev_tokens` are token strings (`""` for an id without a
@@ -161,6 +177,7 @@ impl Stream {
         // character): diff it by common prefix too. Mid-generation windows end on a character
         // boundary, where both rules agree.
         s.at_prompt = s.read > 0;
+        s.settle();
         Ok(s)
     }
 
@@ -187,6 +204,7 @@ impl Stream {
                     self.read = 1;
                     self.prefix_valid = false;
                     self.start = Start::Exact;
+                    self.at_prompt = false;
                     continue;
                 }
             }
@@ -270,6 +288,8 @@ impl Stream {
             self.window.drain(..self.read);
             self.read = self.window.len();
             self.prefix_valid = false;
+            self.at_prompt = false;
+            self.start = Start::Exact;
             self.settled = emitted && !incomplete;
             return Ok(());
         }

@@ -160,20 +160,23 @@ impl ByteLevel {
         ends_incomplete(&scratch.bytes)
     }
 
-    pub(crate) fn ends_incomplete(&self, ids: &[u32], scratch: &mut Scratch) -> bool {
-        // Only the last three bytes matter; collect them from the end.
-        scratch.bytes.clear();
+    pub(crate) fn ends_incomplete(&self, ids: &[u32]) -> bool {
+        // Only the last three bytes matter; collect them from the end, on the stack.
+        let mut tail = [0u8; 3];
+        let mut have = 0;
         for &id in ids.iter().rev() {
-            let b = self.table.get(id);
-            let take = b.len().min(3 - scratch.bytes.len());
-            scratch
-                .bytes
-                .splice(0..0, b[b.len() - take..].iter().copied());
-            if scratch.bytes.len() >= 3 {
+            for &b in self.table.get(id).iter().rev() {
+                if have == 3 {
+                    break;
+                }
+                have += 1;
+                tail[3 - have] = b;
+            }
+            if have == 3 {
                 break;
             }
         }
-        ends_incomplete(&scratch.bytes)
+        ends_incomplete(&tail[3 - have..])
     }
 }
 

@@ -171,7 +171,7 @@ impl Engine {
         scratch: &mut Scratch,
     ) -> bool {
         match self {
-            Engine::ByteLevel(e) => e.ends_incomplete(ids, scratch),
+            Engine::ByteLevel(e) => e.ends_incomplete(ids),
             Engine::Pieces(e) => e.ends_incomplete(ids, start, scratch),
             Engine::Windowed(e) => e.ends_incomplete(text),
         }
