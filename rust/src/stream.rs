@@ -18,11 +18,17 @@
 //!   ends inside a character yields the completed character and never repeats prompt text;
 //! - [`Stream::finish`] flushes what is held back.
 //!
-//! Performance notes: the window is a `Vec<u32>` of a few entries and both decodes go through
-//! reused buffers; the prefix decode is cached until the offsets move, so a step is one decode
-//! of a few tokens plus a prefix comparison. Measured on the byte engines at well under 100 ns;
-//! a dedicated single-token fast path was not worth its code (the decode of two entries is
-//! already a few dozen bytes of copying).
+//! Performance notes (qwen3, a 2-core shared machine, Rust alone): the generic step decodes the
+//! window and diffs it, about 80 ns with its allocations warm. Two shortcuts carry most ids:
+//! - a *settled* window (nothing held back, its text final) appends an id's precomputed
+//!   standalone text, which is exactly vLLM's diff there; the window becomes `[id]`;
+//! - on the byte-level engine, text is local, so after a final prefix the held entries' bytes
+//!   alone give the delta, without decoding the prefix.
+//!
+//! Together: 11.7 ns per id one id a call, 9.1 ns at 16 ids a call, on a mixed
+//! English/code/CJK/emoji generation (85 ns with the generic step only). Seeding and settling
+//! a prompt tail costs about 65 ns. In the bindings, reading list items by index instead of
+//! iterating gained nothing measurable and was dropped.
 
 use std::sync::Arc;
 
