@@ -71,7 +71,7 @@ pub struct Stream {
     prompt_text: String,
     new_text: String,
     out: String,
-    /// Set when `out` is exactly the fast-path text of this entry.
+    /// When set, the output is this entry's fast-path text, and `out` is empty.
     out_token: Option<u32>,
     scratch: Scratch,
 }
@@ -202,9 +202,17 @@ impl Stream {
             if self.settled && self.read == self.window.len() {
                 if let Some(text) = self.det.engine.fast_text(entry) {
                     // vLLM's diff of `decode(window + [id])` against `decode(window)` is exactly
-                    // this text; the window becomes `[id]`, all of it read.
-                    self.out_token = self.out.is_empty().then_some(entry);
-                    self.out.push_str(text);
+                    // this text; the window becomes `[id]`, all of it read. A call's only text
+                    // stays virtual (`out_token`): nothing is copied.
+                    if self.out.is_empty() && self.out_token.is_none() {
+                        self.out_token = Some(entry);
+                    } else {
+                        if let Some(prev) = self.out_token.take() {
+                            let prev = self.det.engine.fast_text(prev).unwrap_or_default();
+                            self.out.push_str(prev);
+                        }
+                        self.out.push_str(text);
+                    }
                     self.window.clear();
                     self.window.push(entry);
                     self.read = 1;
@@ -215,13 +223,19 @@ impl Stream {
                 }
             }
             self.window.push(entry);
-            let before = self.out.len();
+            self.materialize();
             self.advance(false)?;
-            if self.out.len() != before {
-                self.out_token = None;
-            }
         }
-        Ok(&self.out)
+        Ok(self.output())
+    }
+
+    /// Copies a virtual one-token output into `out`, before more text is appended.
+    #[inline]
+    fn materialize(&mut self) {
+        if let Some(id) = self.out_token.take() {
+            self.out
+                .push_str(self.det.engine.fast_text(id).unwrap_or_default());
+        }
     }
 
     /// Flushes what is held back, rendered as `decode` renders it, and ends the stream.
@@ -233,7 +247,7 @@ impl Stream {
         self.out_token = None;
         self.advance(true)?;
         self.finished = true;
-        Ok(&self.out)
+        Ok(self.output())
     }
 
     /// The detokenizer this stream runs on.
@@ -258,8 +272,12 @@ impl Stream {
     }
 
     /// The text of the last `step` or `finish`.
+    #[inline]
     pub fn output(&self) -> &str {
-        &self.out
+        match self.out_token {
+            Some(id) => self.det.engine.fast_text(id).unwrap_or_default(),
+            None => &self.out,
+        }
     }
 
     /// When the last `step`'s text is exactly one id's standalone text

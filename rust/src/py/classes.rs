@@ -36,7 +36,13 @@ fn push_ids(obj: &Bound<'_, PyAny>, out: &mut Vec<u32>) -> PyResult<()> {
     if obj.is_instance_of::<PyInt>() {
         out.push(id_from(obj)?);
     } else if let Ok(list) = obj.cast::<PyList>() {
-        out.reserve(list.len());
+        let n = list.len();
+        if n == 1 {
+            // One id a step is the common case; skip the iterator.
+            out.push(id_from(&list.get_item(0)?)?);
+            return Ok(());
+        }
+        out.reserve(n);
         for item in list.iter() {
             out.push(id_from(&item)?);
         }
