@@ -7,12 +7,15 @@ import ctypes.util
 import functools
 import gc
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from generation import GENERATION
-from tokenizers import Tokenizer
+
+# The tests' module for locating the real tokenizers (also for benches run in a fresh process).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from real_tokenizers import load_tokenizer, tokenizer_path, unavailable
 
 #: The tokenizers the step benches sweep: three byte-level, two SentencePiece byte-fallback and
 #: two on the windowed engine (WordPiece and Metaspace/Unigram).
@@ -25,39 +28,6 @@ STEP_TOKENIZERS: tuple[str, ...] = (
     "bert-all-minilm-l6-v2",
     "t5-small",
 )
-
-
-def unavailable(reason: str) -> None:
-    """Skips the current bench, or fails it when env ``CI`` is set (CI must have no skips)."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI is set, so this is a failure, not a skip)")
-    pytest.skip(reason)
-
-
-def tokenizers_dir() -> Path:
-    """Returns where the real tokenizer folders should be: ``../shared/tokenizers``, or env."""
-    override = os.environ.get("TOKSTREAM_SHARED")
-    if not override:
-        return Path(__file__).resolve().parents[1].parent / "shared" / "tokenizers"
-    base = Path(override)
-    return base / "tokenizers" if (base / "tokenizers").is_dir() else base
-
-
-def tokenizer_path(name: str) -> Path:
-    """Returns the ``tokenizer.json`` of ``name``, skipping (or failing under CI) when absent."""
-    path = tokenizers_dir() / name / "tokenizer.json"
-    if not path.is_file():
-        unavailable(f"real tokenizer file {path} is absent (set TOKSTREAM_SHARED)")
-    return path
-
-
-@functools.cache
-def load_tokenizer(name: str) -> Tokenizer:
-    """Loads a real tokenizer once, with padding and truncation off (BERT's file has both)."""
-    tok = Tokenizer.from_file(str(tokenizer_path(name)))
-    tok.no_padding()
-    tok.no_truncation()
-    return tok
 
 
 @functools.cache

@@ -12,12 +12,12 @@ import collections
 import functools
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from real_tokenizers import load_tokenizer, tokenizer_path, unavailable
 from tokenizers import Tokenizer
 from vllm_reference import REPLACEMENT, State, VllmReference
 
@@ -73,39 +73,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_sep("-", "cases where vLLM's algorithm misses C1 (tokstream right)")
         for key, count in sorted(VLLM_WRONG.items()):
             terminalreporter.write_line(f"{key}: {count}")
-
-
-def unavailable(reason: str) -> None:
-    """Skips the current test, or fails it when env ``CI`` is set (CI must have no skips)."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI is set, so this is a failure, not a skip)")
-    pytest.skip(reason)
-
-
-def tokenizers_dir() -> Path:
-    """Returns where the real tokenizer folders should be (they may be absent)."""
-    override = os.environ.get("TOKSTREAM_SHARED")
-    if not override:
-        return Path(__file__).resolve().parents[1].parent / "shared" / "tokenizers"
-    base = Path(override)
-    return base / "tokenizers" if (base / "tokenizers").is_dir() else base
-
-
-def tokenizer_path(name: str) -> Path:
-    """Returns the ``tokenizer.json`` of ``name``, skipping (or failing under CI) when absent."""
-    path = tokenizers_dir() / name / "tokenizer.json"
-    if not path.is_file():
-        unavailable(f"real tokenizer file {path} is absent (set TOKSTREAM_SHARED)")
-    return path
-
-
-@functools.cache
-def load_tokenizer(name: str) -> Tokenizer:
-    """Loads a real tokenizer once per session, with BERT's padding and truncation switched off."""
-    tok = Tokenizer.from_file(str(tokenizer_path(name)))
-    tok.no_padding()
-    tok.no_truncation()
-    return tok
 
 
 def import_tokstream() -> ModuleType:
