@@ -46,6 +46,21 @@ use vocab::Vocab;
 pub struct Detokenizer {
     vocab: Vocab,
     engine: Engine,
+    /// Per id, what a step needs first, in one 8-byte record (see [`Quick`]).
+    quick: Vec<Quick>,
+    /// The fast-path texts the records point into.
+    fast: String,
+}
+
+/// What a step looks up for an id: whether it has a token, whether it is special, and its
+/// fast-path text ([`Detokenizer::fast_text`]) as a span of `Detokenizer::fast`. One record per id
+/// keeps a step to one cache line of tables instead of three.
+#[derive(Debug, Clone, Copy, Default)]
+struct Quick {
+    start: u32,
+    len: u16,
+    present: bool,
+    special: bool,
 }
 
 impl Detokenizer {
@@ -66,7 +81,31 @@ impl Detokenizer {
             });
         }
         let engine = Engine::choose(tok, &vocab)?;
-        Ok(Detokenizer { vocab, engine })
+        let mut fast = String::new();
+        let quick = (0..vocab.len() as u32)
+            .map(|id| {
+                let text = engine.fast_text(id).unwrap_or_default();
+                let (start, len) = match u16::try_from(text.len()) {
+                    Ok(len) if fast.len() < u32::MAX as usize - text.len() => {
+                        fast.push_str(text);
+                        ((fast.len() - text.len()) as u32, len)
+                    }
+                    _ => (0, 0),
+                };
+                Quick {
+                    start,
+                    len,
+                    present: vocab.token(id).is_some(),
+                    special: vocab.is_special(id),
+                }
+            })
+            .collect();
+        Ok(Detokenizer {
+            vocab,
+            engine,
+            quick,
+            fast,
+        })
     }
 
     /// Number of id slots (largest id + 1); ids at or above it contribute nothing.
@@ -107,8 +146,30 @@ impl Detokenizer {
 
     /// The text `id` adds after a window whose text is final, when it can be known without the
     /// window (the step fast path); the same string every time, so bindings may cache it.
+    #[inline]
     pub fn fast_text(&self, id: u32) -> Option<&str> {
-        self.engine.fast_text(id)
+        let q = self.quick.get(id as usize)?;
+        let start = q.start as usize;
+        self.fast
+            .get(start..start + q.len as usize)
+            .filter(|t| !t.is_empty())
+    }
+
+    /// What a step does with `id`: `None` when it contributes nothing and is not windowed (a
+    /// skipped special token, an id outside the vocabulary); else its window entry and its
+    /// fast-path text, if any.
+    #[inline]
+    pub(crate) fn lookup(&self, id: u32, skip_special: bool) -> Option<(u32, Option<&str>)> {
+        let q = self.quick.get(id as usize)?;
+        if !q.present || (skip_special && q.special) {
+            return None;
+        }
+        let start = q.start as usize;
+        let text = self
+            .fast
+            .get(start..start + q.len as usize)
+            .filter(|t| !t.is_empty());
+        Some((id, text))
     }
 
     /// The token string of one id.

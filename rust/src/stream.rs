@@ -196,11 +196,11 @@ impl Stream {
         self.out.clear();
         self.out_token = None;
         for &id in ids {
-            let Some(entry) = self.det.vocab.window_entry(id, self.skip_special) else {
+            let Some((entry, fast)) = self.det.lookup(id, self.skip_special) else {
                 continue;
             };
             if self.settled && self.read == self.window.len() {
-                if let Some(text) = self.det.engine.fast_text(entry) {
+                if let Some(text) = fast {
                     // vLLM's diff of `decode(window + [id])` against `decode(window)` is exactly
                     // this text; the window becomes `[id]`, all of it read. A call's only text
                     // stays virtual (`out_token`): nothing is copied.
@@ -208,7 +208,7 @@ impl Stream {
                         self.out_token = Some(entry);
                     } else {
                         if let Some(prev) = self.out_token.take() {
-                            let prev = self.det.engine.fast_text(prev).unwrap_or_default();
+                            let prev = self.det.fast_text(prev).unwrap_or_default();
                             self.out.push_str(prev);
                         }
                         self.out.push_str(text);
@@ -234,7 +234,7 @@ impl Stream {
     fn materialize(&mut self) {
         if let Some(id) = self.out_token.take() {
             self.out
-                .push_str(self.det.engine.fast_text(id).unwrap_or_default());
+                .push_str(self.det.fast_text(id).unwrap_or_default());
         }
     }
 
@@ -275,7 +275,7 @@ impl Stream {
     #[inline]
     pub fn output(&self) -> &str {
         match self.out_token {
-            Some(id) => self.det.engine.fast_text(id).unwrap_or_default(),
+            Some(id) => self.det.fast_text(id).unwrap_or_default(),
             None => &self.out,
         }
     }

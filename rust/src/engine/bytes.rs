@@ -6,7 +6,7 @@
 //! indexed by offsets (one cache line for most tokens), and write through a reused scratch
 //! buffer, so a warm step makes no heap allocation.
 
-use super::{Scratch, Start, Texts};
+use super::{Scratch, Start};
 use crate::vocab::{EMPTY, Vocab};
 
 /// GPT-2's byte-level alphabet, reversed: `table[code point]` is the byte a printable char stands
@@ -97,8 +97,6 @@ pub(crate) fn push_lossy(bytes: &[u8], out: &mut String) {
 #[derive(Debug)]
 pub(crate) struct ByteLevel {
     table: Table,
-    /// Each id's bytes as text, where they are complete characters on their own.
-    fast: Texts,
 }
 
 impl ByteLevel {
@@ -117,15 +115,7 @@ impl ByteLevel {
                 }
             }
         });
-        let fast = Texts::build(vocab, |id, _| {
-            Some(
-                std::str::from_utf8(table.get(id))
-                    .unwrap_or_default()
-                    .to_owned(),
-            )
-        })
-        .unwrap_or_default();
-        ByteLevel { table, fast }
+        ByteLevel { table }
     }
 
     fn gather(&self, ids: &[u32], scratch: &mut Scratch) {
@@ -139,7 +129,9 @@ impl ByteLevel {
     /// complete characters on their own.
     #[inline]
     pub(crate) fn fast_text(&self, id: u32) -> Option<&str> {
-        self.fast.get(id).filter(|t| !t.is_empty())
+        std::str::from_utf8(self.table.get(id))
+            .ok()
+            .filter(|t| !t.is_empty())
     }
 
     pub(crate) fn decode_into(&self, ids: &[u32], out: &mut String, scratch: &mut Scratch) {
@@ -187,8 +179,6 @@ impl ByteLevel {
 #[derive(Debug)]
 pub(crate) struct Pieces {
     table: Table,
-    /// Each text piece's text (empty for byte tokens, whose run may join the prefix's).
-    fast: Texts,
     /// `is_byte[id]`: the entry is a single raw byte (a `<0xNN>` token).
     is_byte: Vec<bool>,
     strip: usize,
@@ -218,17 +208,8 @@ impl Pieces {
                 None => out.extend_from_slice(piece.as_bytes()),
             }
         });
-        let fast = Texts::build(vocab, |id, _| {
-            let text = match is_byte.get(id as usize) {
-                Some(false) => std::str::from_utf8(table.get(id)).unwrap_or_default(),
-                _ => "",
-            };
-            Some(text.to_owned())
-        })
-        .unwrap_or_default();
         Pieces {
             table,
-            fast,
             is_byte,
             strip,
         }
@@ -253,7 +234,12 @@ impl Pieces {
     /// had its chance at); `None` for byte tokens, whose run may join the prefix's.
     #[inline]
     pub(crate) fn fast_text(&self, id: u32) -> Option<&str> {
-        self.fast.get(id).filter(|t| !t.is_empty())
+        if self.is_byte(id) {
+            return None;
+        }
+        std::str::from_utf8(self.table.get(id))
+            .ok()
+            .filter(|t| !t.is_empty())
     }
 
     /// Whether `ids` render to a non-empty raw text (before `Strip`).
