@@ -36,6 +36,8 @@ class Detokenizer:
         """The whole text of ``ids``, as ``tokenizers``' ``decode`` gives it."""
     def convert_ids_to_tokens(self, ids: _Ids, skip_special_tokens: bool = False) -> list[str]:
         """Token strings as vLLM carries them; unknown ids give ``""``."""
+    def logprob_token(self, token_id: int, context: Sequence[int] | None = None) -> str:
+        """The logprob string of ``token_id``, corrected with the sampled ids before it."""
     def stream(
         self, prompt_ids: _Ids | None = None, skip_special_tokens: bool = False
     ) -> DetokStream:

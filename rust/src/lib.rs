@@ -23,6 +23,7 @@
 
 mod engine;
 mod error;
+mod logprobs;
 mod stream;
 mod vocab;
 
@@ -35,6 +36,7 @@ use tokenizers::Tokenizer;
 
 pub use engine::EngineKind;
 pub use error::{Error, Result};
+pub use logprobs::CONTEXT as LOGPROB_CONTEXT;
 pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};
 pub use vocab::MAX_WINDOW;
 

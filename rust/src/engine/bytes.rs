@@ -215,6 +215,11 @@ impl Pieces {
         }
     }
 
+    /// Whether `Strip` removes leading spaces.
+    pub(crate) fn strips(&self) -> bool {
+        self.strip > 0
+    }
+
     #[inline]
     fn is_byte(&self, id: u32) -> bool {
         self.is_byte.get(id as usize).copied().unwrap_or(false)

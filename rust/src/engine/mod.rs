@@ -190,6 +190,16 @@ impl Engine {
         }
     }
 
+    /// Whether the decoder strips the leading spaces of a text's first token (SentencePiece's
+    /// `Strip`, Metaspace's prepend scheme), which logprob strings put back.
+    pub(crate) fn strips_first_spaces(&self) -> bool {
+        match self {
+            Engine::ByteLevel(_) => false,
+            Engine::Pieces(e) => e.strips(),
+            Engine::Windowed(e) => e.metaspace(),
+        }
+    }
+
     /// The byte-level engine, whose text is local: after a final prefix, held entries render alone.
     #[inline]
     pub(crate) fn byte_level(&self) -> Option<&bytes::ByteLevel> {

@@ -27,6 +27,8 @@ pub(crate) struct Windowed {
     rest: Option<Texts>,
     /// The decoder can leave a partial character at the end of a window, rendered as U+FFFD.
     may_split: bool,
+    /// The decoder includes `Metaspace`, which drops a first token's `▁`.
+    metaspace: bool,
 }
 
 /// Decoders whose output for a token depends only on the token and on whether it is first.
@@ -70,6 +72,7 @@ impl Windowed {
             first,
             rest,
             may_split,
+            metaspace: decoder.is_some_and(has_metaspace),
         }
     }
 
@@ -83,6 +86,11 @@ impl Windowed {
     /// text does not depend on what follows it.
     pub(crate) fn final_after(&self, ids: &[u32]) -> bool {
         self.rest.is_some() && ids.iter().any(|&id| id != EMPTY)
+    }
+
+    /// Whether the decoder includes `Metaspace`.
+    pub(crate) fn metaspace(&self) -> bool {
+        self.metaspace
     }
 
     /// Whether the per-position memo is in use.
@@ -131,6 +139,17 @@ impl Windowed {
     /// an unfinished one; vLLM's algorithm holds it back, and so does this engine.
     pub(crate) fn ends_incomplete(&self, text: &str) -> bool {
         self.may_split && text.ends_with(char::REPLACEMENT_CHARACTER)
+    }
+}
+
+fn has_metaspace(d: &Value) -> bool {
+    match d.get("type").and_then(Value::as_str) {
+        Some("Metaspace") => true,
+        Some("Sequence") => d
+            .get("decoders")
+            .and_then(Value::as_array)
+            .is_some_and(|l| l.iter().any(has_metaspace)),
+        _ => false,
     }
 }
 

@@ -228,6 +228,22 @@ impl PyDetokenizer {
         Ok(tokens.into_iter().map(str::to_owned).collect())
     }
 
+    /// The logprob string of `token_id` as vLLM reports it, corrected with up to 4 preceding
+    /// sampled ids (`context`) when it is part of a split character; `""` when it cannot be.
+    #[pyo3(signature = (token_id, context = None))]
+    fn logprob_token(
+        &self,
+        token_id: &Bound<'_, PyAny>,
+        context: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let id = id_from(token_id)?;
+        let mut ctx = Vec::new();
+        if let Some(c) = context {
+            ids_from(c, &mut ctx)?;
+        }
+        Ok(self.inner.logprob_token(id, &ctx)?)
+    }
+
     /// A new stream, seeded from the last few `prompt_ids`.
     #[pyo3(signature = (prompt_ids = None, skip_special_tokens = false))]
     fn stream(
