@@ -62,9 +62,8 @@ pub struct Stream {
     /// fast path may append an id's standalone text.
     settled: bool,
     finished: bool,
-    /// Decode of `window[..read]` and its length in chars, valid while `prefix_valid`.
+    /// Decode of `window[..read]`, valid while `prefix_valid`.
     prefix_text: String,
-    prefix_chars: usize,
     prefix_valid: bool,
     /// Scratch for the other rendering of a prompt the common-prefix rule compares (see
     /// `Engine::prompt_text_into`).
@@ -109,7 +108,6 @@ impl Stream {
             settled: false,
             finished: false,
             prefix_text: String::new(),
-            prefix_chars: 0,
             prefix_valid: false,
             prompt_text: String::new(),
             new_text: String::with_capacity(64),
@@ -342,7 +340,6 @@ impl Stream {
                 &mut self.prefix_text,
                 &mut self.scratch,
             )?;
-            self.prefix_chars = self.prefix_text.chars().count();
             self.prefix_valid = true;
         }
         let start = if self.new_text.starts_with(self.prefix_text.as_str()) {
@@ -364,9 +361,10 @@ impl Stream {
             Some(common)
         } else {
             // vLLM slices by code points; only a retroactive SentencePiece rewrite lands here.
+            let prefix_chars = self.prefix_text.chars().count();
             self.new_text
                 .char_indices()
-                .nth(self.prefix_chars)
+                .nth(prefix_chars)
                 .map(|(i, _)| i)
         };
         let fresh = start

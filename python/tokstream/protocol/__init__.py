@@ -34,6 +34,8 @@ Design decisions:
 - **Left out.** vLLM-internal methods that need a ``ModelConfig`` or a tokenizer
   (``build_tok_params``, ``build_chat_params``, ``to_sampling_params``, ...): derender does not
   need them, and tokstream has no model config.
+- **pydantic 2.12 or newer**, for ``Field(exclude_if=...)`` (the two fields left out of the JSON
+  while empty); vLLM requires 2.12 as well. Everything else works from 2.10.
 - **Not per token.** The derender hot path (``handle_json``) does not build these models per
   chunk; they are the library face and the schema of record.
 """

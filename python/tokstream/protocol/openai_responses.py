@@ -50,6 +50,10 @@ def _tool_call_id() -> str:
     return f"chatcmpl-tool-{random_uuid()}"
 
 
+def _is_empty(value: list[Any]) -> bool:
+    return not value
+
+
 # --- logprobs --------------------------------------------------------------------------------
 
 
@@ -178,7 +182,7 @@ class DeltaMessage(OpenAIModel):
     content: str | None = None
     reasoning: str | None = None
     # Left out of the JSON when empty, as vLLM and OpenAI do for deltas without tool calls.
-    tool_calls: list[DeltaToolCall] = Field(default_factory=list, exclude_if=lambda v: not v)
+    tool_calls: list[DeltaToolCall] = Field(default_factory=list, exclude_if=_is_empty)
 
 
 class ChatCompletionResponseStreamChoice(OpenAIModel):
