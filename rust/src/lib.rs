@@ -68,10 +68,21 @@ struct Quick {
 impl Detokenizer {
     /// Loads a `tokenizer.json` document.
     pub fn from_json(json: &str) -> Result<Detokenizer> {
-        let tok: Tokenizer = json.parse().map_err(|e| Error::Load {
+        // The `tokenizers` crate is third-party code: a panic while it parses a hostile file
+        // becomes a load error, never a crash.
+        let parsed =
+            std::panic::catch_unwind(|| json.parse::<Tokenizer>()).map_err(|_| Error::Load {
+                reason: "the tokenizer definition could not be parsed".to_owned(),
+            })?;
+        let tok = parsed.map_err(|e| Error::Load {
             reason: format!("{e}"),
         })?;
-        Detokenizer::from_tokenizer(&tok)
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Detokenizer::from_tokenizer(&tok)
+        }))
+        .map_err(|_| Error::Load {
+            reason: "the tokenizer's tables could not be built".to_owned(),
+        })?
     }
 
     /// Builds the tables of a loaded `tokenizers` tokenizer.

@@ -55,7 +55,7 @@ impl Windowed {
         let dec = tok.get_decoder().cloned();
         let chain = |tokens: Vec<String>| -> Option<Vec<String>> {
             match &dec {
-                Some(d) => d.decode_chain(tokens).ok(),
+                Some(d) => guarded(|| d.decode_chain(tokens).ok()).flatten(),
                 None => Some(tokens),
             }
         };
@@ -124,9 +124,13 @@ impl Windowed {
         }
         match &self.decoder {
             Some(d) => {
-                let text = d.decode(tokens).map_err(|e| Error::Decode {
-                    reason: e.to_string(),
-                })?;
+                let text = guarded(|| d.decode(tokens))
+                    .ok_or_else(|| Error::Decode {
+                        reason: "the decoder panicked".to_owned(),
+                    })?
+                    .map_err(|e| Error::Decode {
+                        reason: e.to_string(),
+                    })?;
                 out.push_str(&text);
             }
             // No decoder: `tokenizers` joins token strings with spaces.
@@ -140,6 +144,13 @@ impl Windowed {
     pub(crate) fn ends_incomplete(&self, text: &str) -> bool {
         self.may_split && text.ends_with(char::REPLACEMENT_CHARACTER)
     }
+}
+
+/// Runs third-party decoder code so that a panic in it becomes `None` instead of reaching
+/// Python (a decoder configured oddly, e.g. `Strip` asked to cut more than a token has, indexes
+/// out of bounds inside the crate).
+fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
 }
 
 fn has_metaspace(d: &Value) -> bool {
