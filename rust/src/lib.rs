@@ -24,6 +24,7 @@
 mod engine;
 mod error;
 mod logprobs;
+mod stop;
 mod stream;
 mod vocab;
 
@@ -37,6 +38,7 @@ use tokenizers::Tokenizer;
 pub use engine::EngineKind;
 pub use error::{Error, Result};
 pub use logprobs::CONTEXT as LOGPROB_CONTEXT;
+pub use stop::{StopStep, StopStrings};
 pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};
 pub use vocab::MAX_WINDOW;
 
