@@ -145,7 +145,18 @@ class DerenderStreamState(WireModel):
         return self
 
 
-class DerenderChatStreamRequest(WireModel):
+class _StreamChunkRequest(WireModel):
+    """What both stream chunk requests carry, before their original request."""
+
+    stream: Literal[True]
+    model: str | None = None
+    generate_chunk: GenerateStreamResponse
+    stream_state: DerenderStreamState | None = None
+    prompt_tokens: int | None = None
+    prompt_token_ids: list[NonNegativeInt] | None = None
+
+
+class DerenderChatStreamRequest(_StreamChunkRequest):
     """One chat stream chunk to derender, with the state the previous call returned.
 
     ``stream_state`` is null on the first call. ``generate_chunk`` has at most one choice per
@@ -155,24 +166,12 @@ class DerenderChatStreamRequest(WireModel):
     starts inside reasoning.
     """
 
-    stream: Literal[True]
-    model: str | None = None
-    generate_chunk: GenerateStreamResponse
-    stream_state: DerenderStreamState | None = None
-    prompt_tokens: int | None = None
-    prompt_token_ids: list[NonNegativeInt] | None = None
     chat_request: ChatCompletionRequest | None = None
 
 
-class DerenderCompletionStreamRequest(WireModel):
+class DerenderCompletionStreamRequest(_StreamChunkRequest):
     """One completion stream chunk to derender; see ``DerenderChatStreamRequest``."""
 
-    stream: Literal[True]
-    model: str | None = None
-    generate_chunk: GenerateStreamResponse
-    stream_state: DerenderStreamState | None = None
-    prompt_tokens: int | None = None
-    prompt_token_ids: list[NonNegativeInt] | None = None
     completion_request: CompletionRequest | None = None
 
 

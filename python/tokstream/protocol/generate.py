@@ -265,24 +265,13 @@ class GenerateResponseChoice(WireModel):
         return _check_token_ids(ids)
 
 
-class GenerateResponseStreamChoice(WireModel):
+class GenerateResponseStreamChoice(GenerateResponseChoice):
     """One choice of a generate stream chunk: the ids generated since the previous chunk.
 
     The fields of ``GenerateResponseChoice``, but ``finish_reason`` is null until the last chunk.
     """
 
-    index: int
-    logprobs: GenerateChoiceLogProbs | None = None
     finish_reason: str | None = None
-    stop_reason: int | str | None = Field(default=None, exclude_if=_is_none)
-    token_ids: list[int] | None = None
-    routed_experts: str | dict[str, Any] | None = None
-    sampling_mask: list[list[int]] | None = None
-
-    @field_validator("token_ids")
-    @classmethod
-    def _non_negative_ids(cls, ids: list[int] | None) -> list[int] | None:
-        return _check_token_ids(ids)
 
 
 class GenerateStreamResponse(WireModel):
