@@ -30,6 +30,18 @@ def sequences() -> list[list[int]]:
     return [[ids[(37 * k + j) % n] for j in range(WARM + STEPS)] for k in range(N_STREAMS)]
 
 
+def live_streams(detok: Any, seqs: list[list[int]]) -> Callable[[], Any]:
+    """A benchmark setup: fresh tokstream streams, each already stepped through its warm-up."""
+
+    def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        streams = [detok.stream() for _ in seqs]
+        for stream, seq in zip(streams, seqs, strict=True):
+            stream.step(seq[:WARM])
+        return (streams,), {}
+
+    return setup
+
+
 def test_step_batch(benchmark: Any, get_tok: Any, get_detok: Any) -> None:
     """1,000 streams x 16 ids: one ``step_batch`` call per id position."""
     detok = get_detok(NAME)
@@ -37,11 +49,7 @@ def test_step_batch(benchmark: Any, get_tok: Any, get_detok: Any) -> None:
     # One int per stream, as the loop below passes them: the same ids in the same form.
     chunks = [[seq[WARM + t] for seq in seqs] for t in range(STEPS)]
 
-    def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
-        streams = [detok.stream() for _ in seqs]
-        for stream, seq in zip(streams, seqs, strict=True):
-            stream.step(seq[:WARM])
-        return (streams,), {}
+    setup = live_streams(detok, seqs)
 
     def run(streams: list[Any]) -> list[list[str]]:
         step_batch = detok.step_batch
@@ -57,11 +65,7 @@ def test_step_loop(benchmark: Any, get_tok: Any, get_detok: Any) -> None:
     seqs = sequences()
     columns = [[seq[WARM + t] for seq in seqs] for t in range(STEPS)]
 
-    def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
-        streams = [detok.stream() for _ in seqs]
-        for stream, seq in zip(streams, seqs, strict=True):
-            stream.step(seq[:WARM])
-        return (streams,), {}
+    setup = live_streams(detok, seqs)
 
     def run(streams: list[Any]) -> list[list[str]]:
         return [[s.step(i) for s, i in zip(streams, column, strict=True)] for column in columns]
