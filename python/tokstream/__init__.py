@@ -15,19 +15,27 @@ from __future__ import annotations
 from ._core import Detokenizer as Detokenizer
 from ._core import DetokStream as DetokStream
 from ._core import __version__ as __version__
+from .derender import Derenderer as Derenderer
+from .errors import BadRequestError as BadRequestError
 from .errors import DecodeError as DecodeError
+from .errors import DerenderError as DerenderError
 from .errors import InvalidTokenIdError as InvalidTokenIdError
 from .errors import InvalidWindowError as InvalidWindowError
+from .errors import NotFoundError as NotFoundError
 from .errors import StreamFinishedError as StreamFinishedError
 from .errors import TokenizerLoadError as TokenizerLoadError
 from .errors import TokstreamError as TokstreamError
 
 __all__ = [
+    "BadRequestError",
     "DecodeError",
+    "Derenderer",
+    "DerenderError",
     "DetokStream",
     "Detokenizer",
     "InvalidTokenIdError",
     "InvalidWindowError",
+    "NotFoundError",
     "StreamFinishedError",
     "TokenizerLoadError",
     "TokstreamError",

@@ -4,7 +4,7 @@ from collections.abc import Iterable, Sequence
 from os import PathLike
 from typing import Any, final
 
-__all__ = ["DetokStream", "Detokenizer", "__version__"]
+__all__ = ["Derenderer", "DetokStream", "Detokenizer", "__version__"]
 
 __version__: str
 
@@ -32,6 +32,11 @@ class Detokenizer:
     @property
     def tokenizer_config(self) -> str | None:
         """The text of ``tokenizer_config.json`` beside the loaded file, if there was one."""
+    @property
+    def generation_config(self) -> str | None:
+        """The text of ``generation_config.json`` beside the loaded file, if there was one."""
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a token string, if it is in the vocabulary."""
     def decode(self, ids: _Ids, skip_special_tokens: bool = False) -> str:
         """The whole text of ``ids``, as ``tokenizers``' ``decode`` gives it."""
     def convert_ids_to_tokens(self, ids: _Ids, skip_special_tokens: bool = False) -> list[str]:
@@ -67,3 +72,26 @@ class DetokStream:
     @property
     def finished(self) -> bool:
         """Whether ``finish()`` was called."""
+
+@final
+class Derenderer:
+    """The derender HTTP contract over JSON bodies (see ``tokstream.Derenderer``)."""
+
+    def __init__(
+        self,
+        detokenizer: Detokenizer,
+        served_model_name: str,
+        eos_token_ids: Sequence[int] = ...,
+        max_model_len: int | None = None,
+    ) -> None: ...
+    @property
+    def served_model_name(self) -> str:
+        """The model name responses carry when a request names none."""
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]:
+        """The ids whose ending of a choice is not detokenized."""
+    @property
+    def max_model_len(self) -> int | None:
+        """The bound on token lists in a body, if any."""
+    def handle_json(self, path: str, body: bytes) -> tuple[int, bytes]:
+        """Answers one ``POST`` body to ``path``: ``(status, JSON body)``."""

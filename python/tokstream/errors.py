@@ -7,9 +7,12 @@ would already catch (``ValueError`` for bad input, ``RuntimeError`` for misuse o
 from __future__ import annotations
 
 __all__ = [
+    "BadRequestError",
     "DecodeError",
+    "DerenderError",
     "InvalidTokenIdError",
     "InvalidWindowError",
+    "NotFoundError",
     "StreamFinishedError",
     "TokenizerLoadError",
     "TokstreamError",
@@ -46,3 +49,32 @@ class TokenizerLoadError(TokstreamError, ValueError):
 
 class DecodeError(TokstreamError, ValueError):
     """The tokenizer's own decoder failed on a window (windowed engine only)."""
+
+
+class DerenderError(TokstreamError, ValueError):
+    """A derender request was refused; it maps to an HTTP error answer.
+
+    Attributes:
+        status_code: The HTTP status (400 or 404).
+        error_type: The OpenAI error type name (``"BadRequestError"``, ``"NotFoundError"``).
+        param: The request field at fault, when one is known (``"generate_chunk.choices"``).
+    """
+
+    status_code: int = 400
+    error_type: str = "BadRequestError"
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+
+
+class BadRequestError(DerenderError):
+    """400: the body is malformed, breaks a limit, or carries a stream state that cannot be used."""
+
+
+class NotFoundError(DerenderError):
+    """404: the request names a model this derenderer does not serve, or an unknown path."""
+
+    status_code = 404
+    error_type = "NotFoundError"

@@ -27,6 +27,7 @@ mod logprobs;
 mod stop;
 mod stream;
 mod vocab;
+mod wire;
 
 #[cfg(feature = "python")]
 mod py;
@@ -41,6 +42,10 @@ pub use logprobs::CONTEXT as LOGPROB_CONTEXT;
 pub use stop::{StopStep, StopStrings};
 pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};
 pub use vocab::MAX_WINDOW;
+pub use wire::{
+    CHAT_PATH, COMPLETION_PATH, Derenderer, LOGPROB_FLOOR, MAX_CHOICES, MAX_TOP_LOGPROBS, Reply,
+    WireError,
+};
 
 use engine::{Engine, Scratch, Start};
 use vocab::Vocab;

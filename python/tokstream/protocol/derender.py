@@ -104,6 +104,9 @@ class DerenderStreamState(WireModel):
     to ``len(output_token_ids)``), with ``tools_streamed`` and ``last_tool_call_ids`` pinning what
     was already sent. That part grows with the output; the server bounds it by ``max_model_len``.
 
+    Beyond vLLM, streams honour stop strings: ``held_text``, ``generated_tokens`` and
+    ``stopped`` carry that progress (defaults mean none), and vLLM ignores them.
+
     >>> DerenderStreamState(prev_tokens=["Hello", "Ġworld"], read_offset=2).prefix_offset
     0
     """
@@ -123,6 +126,12 @@ class DerenderStreamState(WireModel):
     output_chunk_lens: list[PositiveInt] = Field(default_factory=list)
     tools_streamed: bool = False
     last_tool_call_ids: list[str] = Field(default_factory=list)
+    # tokstream's extensions (a vLLM server ignores them). Stop strings in streams: the text
+    # held back because it could still begin a stop string (fewer chars than the longest one),
+    # the number of output ids seen so far (for ``min_tokens``), and whether one matched.
+    held_text: str = ""
+    generated_tokens: NonNegativeInt = 0
+    stopped: bool = False
 
     @model_validator(mode="after")
     def _check_window_and_replay(self) -> Self:

@@ -131,23 +131,36 @@ fn text<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyString> {
 pub struct PyDetokenizer {
     inner: Arc<Detokenizer>,
     cache: Arc<TextCache>,
-    config: Option<String>,
+    configs: Configs,
+}
+
+/// The JSON configs found beside a loaded `tokenizer.json`.
+#[derive(Default)]
+struct Configs {
+    tokenizer: Option<String>,
+    generation: Option<String>,
 }
 
 impl PyDetokenizer {
-    fn load(py: Python<'_>, json: String, config: Option<String>) -> PyResult<Self> {
+    /// The shared core detokenizer.
+    pub(crate) fn shared(&self) -> Arc<Detokenizer> {
+        Arc::clone(&self.inner)
+    }
+
+    fn load(py: Python<'_>, json: String, configs: Configs) -> PyResult<Self> {
         let det = Arc::new(py.detach(move || Detokenizer::from_json(&json))?);
         Ok(PyDetokenizer {
             cache: TextCache::new(&det),
             inner: det,
-            config,
+            configs,
         })
     }
 }
 
 #[pymethods]
 impl PyDetokenizer {
-    /// Loads a `tokenizer.json`, or a directory holding one (and `tokenizer_config.json`).
+    /// Loads a `tokenizer.json`, or a directory holding one (and `tokenizer_config.json`,
+    /// `generation_config.json`).
     #[staticmethod]
     fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let read = |p: &std::path::Path| {
@@ -155,38 +168,33 @@ impl PyDetokenizer {
                 reason: format!("{}: {e}", p.display()),
             })
         };
-        if path.is_dir() {
-            let json = read(&path.join("tokenizer.json"))?;
-            let config_path = path.join("tokenizer_config.json");
-            let config = if config_path.is_file() {
-                Some(read(&config_path)?)
-            } else {
-                None
-            };
-            Self::load(py, json, config)
+        let file = if path.is_dir() {
+            path.join("tokenizer.json")
         } else {
-            let json = read(&path)?;
-            let config_path = path.with_file_name("tokenizer_config.json");
-            let config = if config_path.is_file() {
-                Some(read(&config_path)?)
-            } else {
-                None
-            };
-            Self::load(py, json, config)
-        }
+            path
+        };
+        let beside = |name: &str| -> PyResult<Option<String>> {
+            let p = file.with_file_name(name);
+            Ok(if p.is_file() { Some(read(&p)?) } else { None })
+        };
+        let configs = Configs {
+            tokenizer: beside("tokenizer_config.json")?,
+            generation: beside("generation_config.json")?,
+        };
+        Self::load(py, read(&file)?, configs)
     }
 
     /// Loads `tokenizer.json` text.
     #[staticmethod]
     fn from_str(py: Python<'_>, json: String) -> PyResult<Self> {
-        Self::load(py, json, None)
+        Self::load(py, json, Configs::default())
     }
 
     /// Loads the tables of a `tokenizers.Tokenizer`.
     #[staticmethod]
     fn from_tokenizer(py: Python<'_>, tokenizer: &Bound<'_, PyAny>) -> PyResult<Self> {
         let json: String = tokenizer.call_method0(intern!(py, "to_str"))?.extract()?;
-        Self::load(py, json, None)
+        Self::load(py, json, Configs::default())
     }
 
     /// Number of id slots (largest id + 1); larger ids contribute nothing.
@@ -204,7 +212,18 @@ impl PyDetokenizer {
     /// The text of `tokenizer_config.json` beside the loaded file, if there was one.
     #[getter]
     fn tokenizer_config(&self) -> Option<&str> {
-        self.config.as_deref()
+        self.configs.tokenizer.as_deref()
+    }
+
+    /// The text of `generation_config.json` beside the loaded file, if there was one.
+    #[getter]
+    fn generation_config(&self) -> Option<&str> {
+        self.configs.generation.as_deref()
+    }
+
+    /// The id of a token string, if it is in the vocabulary.
+    fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.inner.token_to_id(token)
     }
 
     /// The whole text of `ids`, as `tokenizers`' `decode` gives it.

@@ -2,6 +2,7 @@
 //! mapping. No semantics live here.
 
 mod classes;
+mod derender;
 mod errors;
 
 use pyo3::prelude::*;
@@ -12,6 +13,8 @@ mod _core {
     use super::classes::PyDetokStream;
     #[pymodule_export]
     use super::classes::PyDetokenizer;
+    #[pymodule_export]
+    use super::derender::PyDerenderer;
 
     #[allow(non_upper_case_globals)]
     #[pymodule_export]

@@ -1,0 +1,324 @@
+"""Derender per chunk: ``Derenderer.handle_json`` vs the plain-Python reference (qwen3).
+
+The reference (``tests/derender_reference.py``) is derender the way vLLM's server does it:
+pydantic validation of the body, vLLM's windowed algorithm in Python, ``tokenizers`` decodes for
+logprob strings, pydantic serialization. Both answer the same bytes a client sends: the
+generation of ``generation.py`` plus ``<|im_end|>``, cut into chunks as vLLM's generate server
+emits them (``GenerateStreamResponse`` JSON, the last chunk finishing with ``"stop"``, then a
+usage-only chunk), with the ``stream_state`` of the previous answer, the render step's
+``chat_request`` (two messages) or ``completion_request``, ``prompt_tokens``, and
+``prompt_token_ids`` on the first chunk.
+
+A round answers one steady-state chunk: the chunk that starts at id 600 of the generation
+(English prose), with the state each implementation returned for the chunk before it, so every
+round does the same work. Before timing, both implementations stream the whole generation: the
+texts of all chunks must be equal between them, add up to ``decode``, and the logprobs of every
+chunk must be equal. Groups are ``derender-<scenario> qwen3``; ``tokens`` are ids per call.
+
+``derender-stream-2000`` streams 2,000 one-id chunks (with logprobs) per round and records the
+size of the carried state (compact JSON bytes) after every chunk; tokstream's must stay under
+1,024 bytes. ``derender-whole-chat-2000`` answers one whole chat response of 2,000 ids.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from derender_reference import ReferenceDerenderer
+from support import generation_ids, load_tokenizer, tokenizer_path, unavailable
+
+NAME = "qwen3"
+MODEL = "Qwen/Qwen3-8B"
+CHAT = "/v1/chat/completions/derender"
+COMPLETION = "/v1/completions/derender"
+IMPLS = ("tokstream", "reference")
+EOS = "<|im_end|>"
+TOP_LOGPROBS = 5
+#: The measured chunk starts at this id of the generation (English prose).
+STEADY = 600
+LONG = 2_000
+STATE_LIMIT = 1024
+SYSTEM = "You are a helpful assistant. Answer in Markdown."
+QUESTION = (
+    "Explain incremental detokenization for LLM serving, with a Python example, a note on "
+    "Unicode, and short summaries in Chinese, Japanese and Korean."
+)
+#: name -> (path, ids per chunk, logprobs)
+SCENARIOS: dict[str, tuple[str, int, bool]] = {
+    "chat-1": (CHAT, 1, False),
+    "chat-1-logprobs": (CHAT, 1, True),
+    "chat-4": (CHAT, 4, False),
+    "chat-4-logprobs": (CHAT, 4, True),
+    "completion-1": (COMPLETION, 1, False),
+}
+
+Handle = Callable[[str, bytes], tuple[int, bytes]]
+
+
+@functools.cache
+def handlers() -> dict[str, Handle]:
+    """Both implementations' ``handle_json`` over qwen3, with ``<|im_end|>`` as EOS."""
+    tok = load_tokenizer(NAME)
+    eos = (tok.token_to_id(EOS),)
+    try:
+        from tokstream import Derenderer, Detokenizer
+    except ImportError as exc:
+        unavailable(f"tokstream.Derenderer is not built/installed: {exc}")
+    detok = Detokenizer.from_file(str(tokenizer_path(NAME)))
+    return {
+        "tokstream": Derenderer(detok, served_model_name=MODEL, eos_token_ids=eos).handle_json,
+        "reference": ReferenceDerenderer(tok, MODEL, eos_token_ids=eos).handle_json,
+    }
+
+
+@functools.cache
+def prompt_ids() -> tuple[int, ...]:
+    """The chat-templated prompt of the two messages, as the render step tokenized it."""
+    text = (
+        f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n{QUESTION}<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+    return tuple(load_tokenizer(NAME).encode(text, add_special_tokens=False).ids)
+
+
+def output_ids(length: int | None = None) -> list[int]:
+    """The generation's ids (repeated to ``length - 1`` when given), then ``<|im_end|>``."""
+    ids = generation_ids(NAME)
+    body = list(ids) if length is None else [ids[i % len(ids)] for i in range(length - 1)]
+    return [*body, load_tokenizer(NAME).token_to_id(EOS)]
+
+
+def original_request(path: str, stream: bool, logprobs: bool) -> dict[str, Any]:
+    """The client's request as the render step saw it (derender reads a few of its fields)."""
+    common: dict[str, Any] = {"model": MODEL, "max_tokens": 4096, "temperature": 0.7}
+    if stream:
+        common |= {"stream": True, "stream_options": {"include_usage": True}}
+    if path == COMPLETION:
+        return {"prompt": QUESTION, **common, **({"logprobs": TOP_LOGPROBS} if logprobs else {})}
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
+    extra = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if logprobs else {}
+    return {"messages": messages, **common, "top_p": 0.8, **extra}
+
+
+def by_id_logprobs(ids: list[int], start: int) -> dict[str, Any]:
+    """Generate-side logprobs by id: the sampled id at rank 1, then 4 alternatives."""
+    gen = generation_ids(NAME)
+    content = []
+    for k, token_id in enumerate(ids):
+        rng = random.Random(start + k)
+        sampled = -rng.expovariate(6.0)
+        tops = [{"token_id": token_id, "logprob": sampled, "rank": 1}]
+        for rank in range(2, TOP_LOGPROBS + 1):
+            other = gen[((start + k) * 7 + rank * 131) % len(gen)]
+            tops.append({"token_id": other, "logprob": sampled - rng.uniform(0.5, 6), "rank": rank})
+        content.append({"token_id": token_id, "logprob": sampled, "rank": 1, "top_logprobs": tops})
+    return {"content": content}
+
+
+def generate_chunk(ids: list[int], start: int, logprobs: bool, last: bool) -> dict[str, Any]:
+    """One SSE chunk of vLLM's generate server, every field present as it serializes them."""
+    choice = {
+        "index": 0,
+        "logprobs": by_id_logprobs(ids, start) if logprobs else None,
+        "finish_reason": "stop" if last else None,
+        "token_ids": ids,
+        "routed_experts": None,
+        "sampling_mask": None,
+    }
+    return {"request_id": "gen-0c5f6a0d6f1e4b49a5f4", "choices": [choice], **NO_EXTRAS}
+
+
+NO_EXTRAS = {"usage": None, "prompt_token_ids": None, "mm_placeholders": None, "metrics": None}
+
+
+def usage_chunk(completion_tokens: int) -> dict[str, Any]:
+    """The usage-only chunk that ends a stream with ``include_usage``."""
+    usage = {"prompt_tokens": len(prompt_ids()), "completion_tokens": completion_tokens}
+    usage["total_tokens"] = usage["prompt_tokens"] + completion_tokens
+    return {"request_id": "gen-0c5f6a0d6f1e4b49a5f4", "choices": [], **NO_EXTRAS, "usage": usage}
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON, as a client's HTTP library sends it."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def stream_body(path: str, chunk: dict[str, Any], state: Any, logprobs: bool) -> bytes:
+    """A derender stream request: the generate chunk with the state of the previous answer."""
+    key = "chat_request" if path == CHAT else "completion_request"
+    body: dict[str, Any] = {"stream": True, "model": MODEL, "generate_chunk": chunk}
+    body |= {"stream_state": state, "prompt_tokens": len(prompt_ids())}
+    if state is None:
+        body["prompt_token_ids"] = list(prompt_ids())
+    return dumps({**body, key: original_request(path, True, logprobs)})
+
+
+def chunks_of(ids: list[int], size: int, logprobs: bool) -> list[dict[str, Any]]:
+    """The generate chunks of a stream, ending with the usage-only chunk."""
+    starts = range(0, len(ids), size)
+    out = [generate_chunk(ids[i : i + size], i, logprobs, i + size >= len(ids)) for i in starts]
+    return [*out, usage_chunk(len(ids))]
+
+
+def stream_all(
+    handle: Handle, path: str, chunks: list[dict[str, Any]], logprobs: bool
+) -> tuple[list[dict[str, Any]], list[bytes]]:
+    """Streams every chunk, carrying the state; returns the answers and the bodies sent."""
+    answers: list[dict[str, Any]] = []
+    bodies: list[bytes] = []
+    state = None
+    for chunk in chunks:
+        bodies.append(stream_body(path, chunk, state, logprobs))
+        status, answer = handle(path, bodies[-1])
+        assert status == 200, answer[:500]
+        answers.append(json.loads(answer))
+        state = answers[-1]["stream_state"]
+    return answers, bodies
+
+
+def text_of(answer: dict[str, Any]) -> str:
+    """The text a stream answer adds (chat ``delta.content`` or completion ``text``)."""
+    choices = answer["chunk"]["choices"]
+    if not choices:
+        return ""
+    return choices[0]["delta"]["content"] if "delta" in choices[0] else choices[0]["text"]
+
+
+def logprobs_of(answer: dict[str, Any]) -> Any:
+    """The logprobs a stream answer carries, or None."""
+    choices = answer["chunk"]["choices"]
+    return choices[0]["logprobs"] if choices else None
+
+
+def target(ids: list[int]) -> str:
+    """C1 with ``skip_special_tokens`` true: the prompt's text cut from the full decode."""
+    tok, prompt = load_tokenizer(NAME), list(prompt_ids())
+    return tok.decode([*prompt, *ids])[len(tok.decode(prompt)) :]
+
+
+@functools.cache
+def passes(scenario: str) -> dict[str, tuple[list[dict[str, Any]], list[bytes]]]:
+    """Both implementations over the whole stream, checked against each other and decode."""
+    path, size, logprobs = SCENARIOS[scenario]
+    ids = output_ids()
+    chunks = chunks_of(ids, size, logprobs)
+    runs = {impl: stream_all(h, path, chunks, logprobs) for impl, h in handlers().items()}
+    texts = {impl: [text_of(a) for a in answers] for impl, (answers, _) in runs.items()}
+    assert "".join(texts["reference"]) == target(ids)
+    assert texts["tokstream"] == texts["reference"]
+    for k, (mine, ref) in enumerate(zip(*(runs[i][0] for i in IMPLS), strict=True)):
+        assert logprobs_of(mine) == logprobs_of(ref), f"chunk {k}"
+    return runs
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_stream_chunk(benchmark: Any, scenario: str, impl: str) -> None:
+    """One steady-state stream chunk (state carried from the chunk before it)."""
+    path, size, _ = SCENARIOS[scenario]
+    handle = handlers()[impl]
+    answers, bodies = passes(scenario)[impl]
+    k = STEADY // size
+    status, answer = handle(path, bodies[k])
+    assert status == 200
+    assert text_of(json.loads(answer)) == text_of(passes(scenario)["reference"][0][k])
+    benchmark.group = f"derender-{scenario} {NAME}"
+    benchmark.extra_info.update(
+        impl=impl,
+        tokenizer=NAME,
+        tokens=size,
+        calls=1,
+        body_bytes=len(bodies[k]),
+        answer_bytes=len(answer),
+        state_bytes=len(dumps(answers[k]["stream_state"])),
+    )
+    benchmark(handle, path, bodies[k])
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_whole_chat(benchmark: Any, impl: str) -> None:
+    """One whole chat response of 2,000 ids (the last one ``<|im_end|>``, dropped as EOS)."""
+    handle = handlers()[impl]
+    ids = output_ids(LONG)
+    response = {
+        "request_id": "gen-0c5f6a0d6f1e4b49a5f4",
+        "model": None,
+        "created": None,
+        "choices": [{"index": 0, "logprobs": None, "finish_reason": "stop", "token_ids": ids}],
+        "usage": {"prompt_tokens": len(prompt_ids()), "completion_tokens": LONG},
+        "prompt_token_ids": None,
+    }
+    body = dumps(
+        {
+            "model": MODEL,
+            "generate_response": response,
+            "prompt_tokens": len(prompt_ids()),
+            "prompt_token_ids": list(prompt_ids()),
+            "chat_request": original_request(CHAT, False, False),
+        }
+    )
+    status, answer = handle(CHAT, body)
+    assert status == 200, answer[:500]
+    parsed = json.loads(answer)
+    assert parsed["choices"][0]["message"]["content"] == target(ids[:-1])
+    assert parsed["usage"]["completion_tokens"] == LONG
+    benchmark.group = f"derender-whole-chat-{LONG} {NAME}"
+    benchmark.extra_info.update(
+        impl=impl, tokenizer=NAME, tokens=LONG, calls=1, body_bytes=len(body)
+    )
+    benchmark(handle, CHAT, body)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_stream_state_size(benchmark: Any, request: pytest.FixtureRequest, impl: str) -> None:
+    """2,000 one-id chat chunks with logprobs; the carried state's size after each."""
+    handle = handlers()[impl]
+    ids = output_ids(LONG)
+    chunks = chunks_of(ids, 1, True)
+    answers, _ = benchmark.pedantic(
+        stream_all, args=(handle, CHAT, chunks, True), rounds=3, iterations=1
+    )
+    assert "".join(text_of(a) for a in answers) == target(ids)
+    sizes = [len(dumps(a["stream_state"])) for a in answers]
+    row = {"max": max(sizes), "mean": sum(sizes) / len(sizes), "chunks": len(sizes)}
+    benchmark.group = f"derender-stream-{LONG} {NAME}"
+    benchmark.extra_info.update(
+        impl=impl,
+        tokenizer=NAME,
+        tokens=LONG,
+        calls=len(chunks),
+        state_bytes_max=row["max"],
+        state_bytes_mean=row["mean"],
+    )
+    StateSizes.add(request.config, impl, row)
+    if impl == "tokstream":
+        assert row["max"] < STATE_LIMIT, f"stream state reached {row['max']} bytes"
+
+
+class StateSizes:
+    """A plugin, registered once, that prints the state sizes in the terminal summary."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def add(cls, config: pytest.Config, impl: str, row: dict[str, Any]) -> None:
+        plugin = config.pluginmanager.get_plugin("derender-state-sizes")
+        if plugin is None:
+            plugin = cls()
+            config.pluginmanager.register(plugin, "derender-state-sizes")
+        plugin.rows[impl] = row
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Prints one line per implementation."""
+        terminalreporter.write_sep("-", f"derender stream state ({NAME}, compact JSON)")
+        for impl, row in self.rows.items():
+            terminalreporter.write_line(
+                f"{impl:<10} max {row['max']} B, mean {row['mean']:.0f} B over {row['chunks']} "
+                f"chunks of one id (logprobs on)"
+            )

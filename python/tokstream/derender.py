@@ -1,0 +1,182 @@
+"""The Derenderer: generate output in, OpenAI chat and completion responses out.
+
+``handle_json`` is the whole HTTP contract of the two derender endpoints, implemented in the
+native core: a server hands it the path and the raw body and sends back the status and the JSON
+it returns, so the per-chunk path builds no Python objects beyond the answer's bytes. The typed
+methods are the same contract for library users: pydantic models in, pydantic models out, errors
+raised as :class:`~tokstream.errors.DerenderError`.
+
+>>> from tokstream import Derenderer, Detokenizer
+>>> r = Derenderer(Detokenizer.from_file("tokenizer.json"), served_model_name="m")  # doctest: +SKIP
+>>> r.handle_json("/v1/completions/derender", body)  # doctest: +SKIP
+(200, b'{"id":"...","object":"text_completion",...}')
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from . import _core
+from .errors import BadRequestError, DerenderError, NotFoundError
+from .protocol import (
+    ChatCompletionResponse,
+    CompletionResponse,
+    DerenderChatRequest,
+    DerenderChatStreamRequest,
+    DerenderChatStreamResponse,
+    DerenderCompletionRequest,
+    DerenderCompletionStreamRequest,
+    DerenderCompletionStreamResponse,
+)
+
+__all__ = ["CHAT_PATH", "COMPLETION_PATH", "Derenderer", "default_eos_token_ids"]
+
+CHAT_PATH = "/v1/chat/completions/derender"
+"""The chat derender endpoint."""
+
+COMPLETION_PATH = "/v1/completions/derender"
+"""The completions derender endpoint."""
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _ids(value: object) -> list[int]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [value] if value >= 0 else []
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
+    return []
+
+
+def default_eos_token_ids(detokenizer: _core.Detokenizer) -> tuple[int, ...]:
+    """The end-of-sequence ids a model's configs name, as vLLM finds them.
+
+    ``generation_config.json``'s ``eos_token_id`` (one id or a list) when it is beside the
+    tokenizer, else the id of ``tokenizer_config.json``'s ``eos_token``; empty when neither
+    names one.
+    """
+    for text, read in (
+        (detokenizer.generation_config, _generation_eos),
+        (detokenizer.tokenizer_config, lambda cfg: _tokenizer_eos(detokenizer, cfg)),
+    ):
+        if text is None:
+            continue
+        try:
+            config = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(config, dict):
+            ids = read(config)
+            if ids:
+                return tuple(ids)
+    return ()
+
+
+def _generation_eos(config: dict[str, Any]) -> list[int]:
+    return _ids(config.get("eos_token_id"))
+
+
+def _tokenizer_eos(detokenizer: _core.Detokenizer, config: dict[str, Any]) -> list[int]:
+    token = config.get("eos_token")
+    if isinstance(token, dict):
+        token = token.get("content")
+    if not isinstance(token, str):
+        return []
+    found = detokenizer.token_to_id(token)
+    return [] if found is None else [found]
+
+
+class Derenderer:
+    """Derenders generate output into OpenAI responses for one served model.
+
+    Args:
+        detokenizer: The model's tokenizer.
+        served_model_name: The ``model`` of responses whose request names none; a request
+            naming another model is answered 404.
+        eos_token_ids: Ids whose ending of a choice (``finish_reason == "stop"``) is not
+            detokenized. ``None`` reads them from the configs beside the tokenizer
+            (:func:`default_eos_token_ids`).
+        max_model_len: The most token ids (and logprob positions) a choice may carry; ``None``
+            sets no bound beyond the body size a server accepts.
+
+    Shared by threads: it holds no per-request state (streams carry theirs in
+    ``stream_state``).
+    """
+
+    __slots__ = ("_core", "handle_json")
+
+    def __init__(
+        self,
+        detokenizer: _core.Detokenizer,
+        served_model_name: str = "default",
+        eos_token_ids: Iterable[int] | None = None,
+        max_model_len: int | None = None,
+    ) -> None:
+        eos = default_eos_token_ids(detokenizer) if eos_token_ids is None else eos_token_ids
+        if max_model_len is not None and max_model_len < 1:
+            raise ValueError(f"max_model_len must be positive, got {max_model_len}")
+        self._core = _core.Derenderer(detokenizer, served_model_name, list(eos), max_model_len)
+        self.handle_json = self._core.handle_json
+        """``handle_json(path, body) -> (status, body)``: one POST to a derender endpoint.
+
+        ``body`` is the raw JSON bytes. The answer is 200 with the response, 400 with an
+        OpenAI-style error object (``{"error": {"message", "type", "param", "code"}}``) for any
+        malformed body, hostile state or payload over the limits, or 404 for an unknown path or
+        model. It never raises for bad input, and bodies of 16 KiB or more are processed
+        without the interpreter lock."""
+
+    @property
+    def served_model_name(self) -> str:
+        """The model name responses carry when a request names none."""
+        return self._core.served_model_name
+
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]:
+        """The end-of-sequence ids."""
+        return self._core.eos_token_ids
+
+    @property
+    def max_model_len(self) -> int | None:
+        """The bound on token lists in a body, if any."""
+        return self._core.max_model_len
+
+    def __repr__(self) -> str:
+        return repr(self._core)
+
+    def derender_chat(self, request: DerenderChatRequest) -> ChatCompletionResponse:
+        """A whole chat response."""
+        return self._call(CHAT_PATH, request, ChatCompletionResponse)
+
+    def derender_completion(self, request: DerenderCompletionRequest) -> CompletionResponse:
+        """A whole completion response (one choice per generate choice, across prompts)."""
+        return self._call(COMPLETION_PATH, request, CompletionResponse)
+
+    def derender_chat_stream(
+        self, request: DerenderChatStreamRequest
+    ) -> DerenderChatStreamResponse:
+        """One chat stream chunk and the state to send with the next."""
+        return self._call(CHAT_PATH, request, DerenderChatStreamResponse)
+
+    def derender_completion_stream(
+        self, request: DerenderCompletionStreamRequest
+    ) -> DerenderCompletionStreamResponse:
+        """One completion stream chunk and the state to send with the next."""
+        return self._call(COMPLETION_PATH, request, DerenderCompletionStreamResponse)
+
+    def _call(self, path: str, request: BaseModel, answer: type[_M]) -> _M:
+        status, body = self._core.handle_json(path, request.model_dump_json().encode())
+        if status == 200:
+            return answer.model_validate_json(body)
+        raise _error(status, body)
+
+
+def _error(status: int, body: bytes) -> DerenderError:
+    error = json.loads(body)["error"]
+    kind = NotFoundError if status == 404 else BadRequestError
+    return kind(error["message"], error.get("param"))

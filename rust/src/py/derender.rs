@@ -1,0 +1,80 @@
+//! The derenderer binding: one call per HTTP body, the interpreter lock released for big ones.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+
+use super::classes::PyDetokenizer;
+use crate::Derenderer;
+
+/// Bodies at least this long are derendered without the interpreter lock, so other threads (an
+/// event loop) run meanwhile; small ones are faster with it held.
+const DETACH_BYTES: usize = 16 * 1024;
+
+/// The derender HTTP contract over JSON bodies (see `tokstream.Derenderer`).
+#[pyclass(frozen, module = "tokstream._core", name = "Derenderer")]
+pub struct PyDerenderer {
+    inner: Derenderer,
+}
+
+#[pymethods]
+impl PyDerenderer {
+    #[new]
+    #[pyo3(signature = (detokenizer, served_model_name, eos_token_ids = Vec::new(), max_model_len = None))]
+    fn new(
+        detokenizer: &PyDetokenizer,
+        served_model_name: String,
+        eos_token_ids: Vec<u32>,
+        max_model_len: Option<usize>,
+    ) -> Self {
+        PyDerenderer {
+            inner: Derenderer::new(
+                detokenizer.shared(),
+                served_model_name,
+                eos_token_ids,
+                max_model_len,
+            ),
+        }
+    }
+
+    /// The model name responses carry when a request names none.
+    #[getter]
+    fn served_model_name(&self) -> &str {
+        self.inner.served_model_name()
+    }
+
+    /// The ids whose ending of a choice is not detokenized.
+    #[getter]
+    fn eos_token_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.eos_token_ids())
+    }
+
+    /// The bound on token lists in a body, if any.
+    #[getter]
+    fn max_model_len(&self) -> Option<usize> {
+        self.inner.max_model_len()
+    }
+
+    /// Answers one `POST` body to `path`: `(status, JSON body)`. Never raises for bad input.
+    fn handle_json<'py>(
+        &self,
+        py: Python<'py>,
+        path: &str,
+        body: &[u8],
+    ) -> (u16, Bound<'py, PyBytes>) {
+        let reply = if body.len() >= DETACH_BYTES {
+            py.detach(|| self.inner.handle_json(path, body))
+        } else {
+            self.inner.handle_json(path, body)
+        };
+        (reply.status, PyBytes::new(py, &reply.body))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Derenderer(served_model_name={:?}, eos_token_ids={:?}, max_model_len={:?})",
+            self.inner.served_model_name(),
+            self.inner.eos_token_ids(),
+            self.inner.max_model_len()
+        )
+    }
+}

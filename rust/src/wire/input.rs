@@ -1,0 +1,301 @@
+//! The derender request bodies, as far as derender reads them.
+//!
+//! One struct takes every shape (whole or stream, chat or completion), so a body is parsed once;
+//! which fields are required is checked after parsing, by shape. Fields derender does not read
+//! (`messages`, `tools`, multimodal data, metrics) are skipped unparsed, and the ones it only
+//! passes through (`kv_transfer_params`, usage details) stay raw JSON borrowed from the body.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+/// A derender body of any shape.
+#[derive(Deserialize, Default)]
+#[serde(expecting = "a derender request object")]
+pub(crate) struct Body<'a> {
+    #[serde(default)]
+    pub stream: Option<bool>,
+    #[serde(default, borrow)]
+    pub model: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub generate_response: Option<Generate<'a>>,
+    #[serde(default, borrow)]
+    pub generate_responses: Option<Vec<Generate<'a>>>,
+    #[serde(default, borrow)]
+    pub generate_chunk: Option<Generate<'a>>,
+    #[serde(default)]
+    pub stream_state: Option<State>,
+    /// An int (chat, streams) or a list of ints (whole completions): parsed by shape.
+    #[serde(default, borrow)]
+    pub prompt_tokens: Option<&'a RawValue>,
+    /// A list of ids, or (whole completions) a list of lists or nulls: parsed by shape.
+    #[serde(default, borrow)]
+    pub prompt_token_ids: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub chat_request: Option<Request<'a>>,
+    #[serde(default, borrow)]
+    pub completion_request: Option<Request<'a>>,
+}
+
+/// A generate response or stream chunk (the chunk is the response minus a few fields).
+#[derive(Deserialize)]
+#[serde(expecting = "a generate response object")]
+pub(crate) struct Generate<'a> {
+    #[serde(default, borrow)]
+    pub request_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub choices: Vec<Choice<'a>>,
+    #[serde(default, borrow)]
+    pub usage: Option<Usage<'a>>,
+    #[serde(default)]
+    pub prompt_token_ids: Option<Vec<u32>>,
+    #[serde(default)]
+    pub prompt_logprobs: Option<Vec<Option<Pairs<PromptLogprob>>>>,
+    #[serde(default, borrow)]
+    pub kv_transfer_params: Option<&'a RawValue>,
+}
+
+/// One generate choice.
+#[derive(Deserialize)]
+#[serde(expecting = "a choice object")]
+pub(crate) struct Choice<'a> {
+    pub index: u32,
+    #[serde(default, borrow)]
+    pub logprobs: Option<Logprobs<'a>>,
+    /// Absent and null differ: a whole response's choice defaults to `"stop"`.
+    #[serde(default, borrow, deserialize_with = "present")]
+    pub finish_reason: Option<Option<Cow<'a, str>>>,
+    #[serde(default, borrow)]
+    pub stop_reason: Option<StopReason<'a>>,
+    #[serde(default)]
+    pub token_ids: Option<Vec<u32>>,
+}
+
+/// `stop_reason`: the stop token id or the stop string that ended a choice.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum StopReason<'a> {
+    Id(u64),
+    Text(Cow<'a, str>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for StopReason<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StopReason<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a token id or a string")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(StopReason::Id(v))
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(StopReason::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(StopReason::Text(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Token counts from the generate side.
+#[derive(Deserialize)]
+#[serde(expecting = "a usage object")]
+pub(crate) struct Usage<'a> {
+    #[serde(default)]
+    pub prompt_tokens: Option<i64>,
+    #[serde(default)]
+    pub completion_tokens: Option<i64>,
+    #[serde(default, borrow)]
+    pub prompt_tokens_details: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub completion_tokens_details: Option<&'a RawValue>,
+}
+
+/// A choice's logprobs, in either shape: by id or the chat shape with placeholders.
+#[derive(Deserialize)]
+#[serde(expecting = "a logprobs object")]
+pub(crate) struct Logprobs<'a> {
+    #[serde(default, borrow)]
+    pub content: Option<Vec<LogprobEntry<'a>>>,
+}
+
+/// One position: the sampled token and its alternatives.
+#[derive(Deserialize)]
+#[serde(expecting = "a logprob entry object")]
+pub(crate) struct LogprobEntry<'a> {
+    #[serde(default)]
+    pub token_id: Option<u32>,
+    #[serde(default, borrow)]
+    pub token: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub logprob: Option<f64>,
+    #[serde(default, borrow)]
+    pub top_logprobs: Option<Vec<LogprobToken<'a>>>,
+}
+
+/// A token of a logprob entry: `token_id` (by id) or `token` (chat shape: `"token_id:N"` or text).
+#[derive(Deserialize)]
+#[serde(expecting = "a logprob object")]
+pub(crate) struct LogprobToken<'a> {
+    #[serde(default)]
+    pub token_id: Option<u32>,
+    #[serde(default, borrow)]
+    pub token: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub logprob: Option<f64>,
+}
+
+/// One entry of a `prompt_logprobs` position.
+#[derive(Deserialize)]
+#[serde(expecting = "a prompt logprob object")]
+pub(crate) struct PromptLogprob {
+    pub logprob: f64,
+    #[serde(default)]
+    pub rank: Option<i64>,
+    #[serde(default)]
+    pub decoded_token: Option<String>,
+}
+
+/// A JSON object kept as key-value pairs in the order they came.
+pub(crate) struct Pairs<T>(pub Vec<(String, T)>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairs<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Pairs<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut pairs = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, T>()? {
+                    pairs.push((k, v));
+                }
+                Ok(Pairs(pairs))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+/// The fields of the original chat or completion request that derender reads.
+#[derive(Deserialize, Default)]
+#[serde(expecting = "a request object")]
+pub(crate) struct Request<'a> {
+    #[serde(default, borrow)]
+    pub stop: Option<Stop<'a>>,
+    #[serde(default)]
+    pub stop_token_ids: Option<Vec<u32>>,
+    #[serde(default)]
+    pub ignore_eos: Option<bool>,
+    #[serde(default)]
+    pub min_tokens: Option<u64>,
+    #[serde(default)]
+    pub include_stop_str_in_output: Option<bool>,
+    #[serde(default)]
+    pub skip_special_tokens: Option<bool>,
+    #[serde(default)]
+    pub return_token_ids: Option<bool>,
+    /// `true`/`false` (chat) or the number of alternatives (completions).
+    #[serde(default)]
+    pub logprobs: Option<BoolOrCount>,
+    #[serde(default)]
+    pub top_logprobs: Option<i64>,
+}
+
+/// `stop`: one string or a list of them.
+pub(crate) struct Stop<'a>(pub Vec<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Stop<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Stop<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a list of strings")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Stop(vec![Cow::Borrowed(v)]))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Stop(vec![Cow::Owned(v.to_owned())]))
+            }
+            fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+                let mut stops = Vec::new();
+                while let Some(s) = seq.next_element::<Cow<'de, str>>()? {
+                    stops.push(s);
+                }
+                Ok(Stop(stops))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A chat request's `logprobs` flag or a completion request's count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BoolOrCount {
+    Flag(bool),
+    Count(i64),
+}
+
+impl<'de> Deserialize<'de> for BoolOrCount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = BoolOrCount;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a boolean or an integer")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(BoolOrCount::Flag(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(BoolOrCount::Count(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(BoolOrCount::Count(i64::try_from(v).unwrap_or(i64::MAX)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The client-carried stream state (vLLM's fields, then tokstream's extensions).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+#[serde(expecting = "a stream_state object")]
+pub(crate) struct State {
+    pub prev_tokens: Vec<String>,
+    pub prefix_offset: u64,
+    pub read_offset: u64,
+    pub role_sent: bool,
+    pub logprob_context_token_ids: Vec<u32>,
+    pub logprob_text_offset: u64,
+    pub output_token_ids: Vec<u32>,
+    pub output_chunk_lens: Vec<u64>,
+    pub tools_streamed: bool,
+    pub last_tool_call_ids: Vec<String>,
+    /// Text held back because it could begin a stop string.
+    pub held_text: String,
+    /// Output ids seen so far (for `min_tokens`).
+    pub generated_tokens: u64,
+    /// A stop string matched: the stream has ended.
+    pub stopped: bool,
+}
+
+/// `Some(value)` for a present field, null included (`Some(None)`); absent stays `None`.
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
