@@ -29,8 +29,8 @@ from .errors import TokstreamError as TokstreamError
 __all__ = [
     "BadRequestError",
     "DecodeError",
-    "Derenderer",
     "DerenderError",
+    "Derenderer",
     "DetokStream",
     "Detokenizer",
     "InvalidTokenIdError",

@@ -95,3 +95,5 @@ class Derenderer:
         """The bound on token lists in a body, if any."""
     def handle_json(self, path: str, body: bytes) -> tuple[int, bytes]:
         """Answers one ``POST`` body to ``path``: ``(status, JSON body)``."""
+    def handle_json_stats(self, path: str, body: bytes) -> tuple[int, bytes, int, int]:
+        """``handle_json`` with ``(status, body, tokens derendered, stream_state bytes)``."""

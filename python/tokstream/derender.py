@@ -109,7 +109,7 @@ class Derenderer:
     ``stream_state``).
     """
 
-    __slots__ = ("_core", "handle_json")
+    __slots__ = ("_core", "_detokenizer", "handle_json", "handle_json_stats")
 
     def __init__(
         self,
@@ -121,6 +121,7 @@ class Derenderer:
         eos = default_eos_token_ids(detokenizer) if eos_token_ids is None else eos_token_ids
         if max_model_len is not None and max_model_len < 1:
             raise ValueError(f"max_model_len must be positive, got {max_model_len}")
+        self._detokenizer = detokenizer
         self._core = _core.Derenderer(detokenizer, served_model_name, list(eos), max_model_len)
         self.handle_json = self._core.handle_json
         """``handle_json(path, body) -> (status, body)``: one POST to a derender endpoint.
@@ -130,6 +131,14 @@ class Derenderer:
         malformed body, hostile state or payload over the limits, or 404 for an unknown path or
         model. It never raises for bad input, and bodies of 16 KiB or more are processed
         without the interpreter lock."""
+        self.handle_json_stats = self._core.handle_json_stats
+        """``handle_json_stats(path, body) -> (status, body, tokens, state_bytes)``: the same
+        answer with the output ids it derendered and the size of the returned stream state."""
+
+    @property
+    def detokenizer(self) -> _core.Detokenizer:
+        """The tokenizer's detokenizer."""
+        return self._detokenizer
 
     @property
     def served_model_name(self) -> str:

@@ -16,6 +16,16 @@ pub struct PyDerenderer {
     inner: Derenderer,
 }
 
+impl PyDerenderer {
+    fn reply(&self, py: Python<'_>, path: &str, body: &[u8]) -> crate::Reply {
+        if body.len() >= DETACH_BYTES {
+            py.detach(|| self.inner.handle_json(path, body))
+        } else {
+            self.inner.handle_json(path, body)
+        }
+    }
+}
+
 #[pymethods]
 impl PyDerenderer {
     #[new]
@@ -61,12 +71,24 @@ impl PyDerenderer {
         path: &str,
         body: &[u8],
     ) -> (u16, Bound<'py, PyBytes>) {
-        let reply = if body.len() >= DETACH_BYTES {
-            py.detach(|| self.inner.handle_json(path, body))
-        } else {
-            self.inner.handle_json(path, body)
-        };
+        let reply = self.reply(py, path, body);
         (reply.status, PyBytes::new(py, &reply.body))
+    }
+
+    /// `handle_json` with figures for metrics: `(status, body, tokens, state_bytes)`.
+    fn handle_json_stats<'py>(
+        &self,
+        py: Python<'py>,
+        path: &str,
+        body: &[u8],
+    ) -> (u16, Bound<'py, PyBytes>, u64, u64) {
+        let reply = self.reply(py, path, body);
+        (
+            reply.status,
+            PyBytes::new(py, &reply.body),
+            reply.tokens,
+            reply.state_bytes,
+        )
     }
 
     fn __repr__(&self) -> String {

