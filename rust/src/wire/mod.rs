@@ -194,3 +194,109 @@ pub(crate) fn clip(s: &str) -> String {
         None => s.to_owned(),
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    // The doc tokenizer: H=0, i=1, space=2, and "中" as bytes E4 B8 AD = ids 3, 4, 5.
+    fn derenderer() -> Derenderer {
+        let det = Arc::new(Detokenizer::from_json(&crate::doc_tokenizer_json()).unwrap());
+        Derenderer::new(det, "m", vec![], Some(64))
+    }
+
+    fn post(r: &Derenderer, path: &str, body: &Value) -> (u16, Value) {
+        let reply = r.handle_json(path, body.to_string().as_bytes());
+        (reply.status, serde_json::from_slice(&reply.body).unwrap())
+    }
+
+    #[test]
+    fn streamed_chunks_add_up_to_the_whole_text() {
+        let r = derenderer();
+        let ids = [0, 1, 2, 3, 4, 5, 2, 0];
+        let whole = json!({"generate_response": {"choices": [{"index": 0, "token_ids": ids}]}});
+        let (status, answer) = post(&r, CHAT_PATH, &whole);
+        assert_eq!(status, 200);
+        assert_eq!(answer["choices"][0]["message"]["content"], "Hi 中 H");
+        let mut state = Value::Null;
+        let mut text = String::new();
+        for (i, id) in ids.iter().enumerate() {
+            let finish = if i + 1 == ids.len() {
+                json!("length")
+            } else {
+                Value::Null
+            };
+            let chunk = json!({"stream": true, "stream_state": state, "generate_chunk": {
+                "choices": [{"index": 0, "token_ids": [id], "finish_reason": finish}]}});
+            let (status, answer) = post(&r, COMPLETION_PATH, &chunk);
+            assert_eq!(status, 200, "{answer}");
+            text.push_str(answer["chunk"]["choices"][0]["text"].as_str().unwrap());
+            state = answer["stream_state"].clone();
+        }
+        assert_eq!(text, "Hi 中 H");
+    }
+
+    #[test]
+    fn logprob_strings_of_a_split_character() {
+        let r = derenderer();
+        let entry = |id: u32| json!({"token_id": id, "logprob": -1.0, "top_logprobs": []});
+        let body = json!({"generate_response": {"choices": [{"index": 0, "token_ids": [3, 4, 5],
+            "logprobs": {"content": [entry(3), entry(4), entry(5)]}}]}});
+        let (status, answer) = post(&r, CHAT_PATH, &body);
+        assert_eq!(status, 200);
+        let content = &answer["choices"][0]["logprobs"]["content"];
+        let tokens: Vec<&str> = (0..3)
+            .map(|i| content[i]["token"].as_str().unwrap())
+            .collect();
+        assert_eq!(tokens, ["", "", "中"]);
+        assert_eq!(content[2]["bytes"], json!([0xE4, 0xB8, 0xAD]));
+    }
+
+    #[test]
+    fn bad_bodies_get_400_and_unknown_things_404() {
+        let r = derenderer();
+        for body in [&b"{"[..], b"[]", b"{\"generate_response\": 3}", b"\xff"] {
+            assert_eq!(r.handle_json(CHAT_PATH, body).status, 400);
+        }
+        let too_long = json!({"generate_response": {"choices": [{"index": 0,
+            "token_ids": vec![0; 65]}]}});
+        assert_eq!(post(&r, CHAT_PATH, &too_long).0, 400);
+        let two = json!({"stream": true, "generate_chunk": {"choices": [
+            {"index": 0, "token_ids": [0]}, {"index": 1, "token_ids": [0]}]}});
+        assert_eq!(post(&r, CHAT_PATH, &two).0, 400);
+        let hostile = json!({"stream": true, "stream_state": {"prev_tokens": ["H"],
+            "prefix_offset": 1, "read_offset": 0}, "generate_chunk": {"choices": []}});
+        assert_eq!(post(&r, CHAT_PATH, &hostile).0, 400);
+        let model = json!({"model": "other", "generate_response": {"choices": []}});
+        assert_eq!(post(&r, CHAT_PATH, &model).0, 404);
+        assert_eq!(r.handle_json("/v1/other", b"{}").status, 404);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_get_an_answer(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            let status = derenderer().handle_json(CHAT_PATH, &bytes).status;
+            proptest::prop_assert!(matches!(status, 200 | 400 | 404));
+        }
+
+        #[test]
+        fn mutated_bodies_get_an_answer(at in 0usize..400, byte in proptest::num::u8::ANY) {
+            let body = json!({"stream": true, "stream_state": {"prev_tokens": ["H", "i"],
+                "read_offset": 2, "held_text": "", "generated_tokens": 2},
+                "generate_chunk": {"request_id": "r", "choices": [{"index": 0,
+                "token_ids": [3, 4, 5], "finish_reason": "stop", "stop_reason": 5, "logprobs":
+                {"content": [{"token": "token_id:3", "logprob": -0.5, "top_logprobs": []}]}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 3}},
+                "completion_request": {"stop": ["中"], "logprobs": 1, "min_tokens": 1}});
+            let mut bytes = body.to_string().into_bytes();
+            let at = at % bytes.len();
+            bytes[at] = byte;
+            for path in [CHAT_PATH, COMPLETION_PATH] {
+                let status = derenderer().handle_json(path, &bytes).status;
+                proptest::prop_assert!(matches!(status, 200 | 400 | 404));
+            }
+        }
+    }
+}
