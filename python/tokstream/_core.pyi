@@ -77,13 +77,13 @@ class DetokStream:
 class Derenderer:
     """The derender HTTP contract over JSON bodies (see ``tokstream.Derenderer``)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         detokenizer: Detokenizer,
         served_model_name: str,
         eos_token_ids: Sequence[int] = ...,
         max_model_len: int | None = None,
-    ) -> None: ...
+    ) -> Derenderer: ...
     @property
     def served_model_name(self) -> str:
         """The model name responses carry when a request names none."""
