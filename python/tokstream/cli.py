@@ -10,11 +10,13 @@ import argparse
 import dataclasses
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
 
 from . import Detokenizer
+from .errors import TokstreamError
 
 DEFAULT_MODEL_NAME = "deepseek-r1"
 _MAX_SENSIBLE_LEN = 1 << 24
@@ -64,14 +66,18 @@ def _serve(args: argparse.Namespace) -> int:
     name = args.served_model_name or (
         DEFAULT_MODEL_NAME if not args.tokenizer else tokenizer.resolve().name.removesuffix(".json")
     )
-    max_len = args.max_model_len if args.max_model_len else _config_max_len(tokenizer)
+    max_len = args.max_model_len if args.max_model_len is not None else _config_max_len(tokenizer)
     config = ServerConfig(
         tokenizer=str(tokenizer),
         served_model_name=name,
         max_model_len=max_len,
         max_body_bytes=args.max_body_bytes,
     )
-    app = build_app(config)  # load once here: a bad tokenizer fails before any worker starts
+    try:
+        app = build_app(config)  # load once here: a bad tokenizer fails before any worker starts
+    except TokstreamError as e:
+        print(f"tokstream serve: {e}", file=sys.stderr)
+        return 1
     derenderer = app.derenderer
     print(
         f"tokstream serve: listening on http://{args.host}:{args.port}, model {name!r}, "
@@ -87,6 +93,9 @@ def _serve(args: argparse.Namespace) -> int:
         "lifespan": "on",
         "timeout_graceful_shutdown": 10,
     }
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal under the handler that
+    # was there before; with this one the process exits 0 after a clean shutdown.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     if args.workers == 1:
         uvicorn.run(app, **options)
     else:
@@ -165,5 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         if args.workers < 1:
             parser.error("--workers must be at least 1")
+        if args.max_model_len is not None and args.max_model_len < 1:
+            parser.error("--max-model-len must be at least 1")
+        if args.max_body_bytes < 1:
+            parser.error("--max-body-bytes must be at least 1")
         return _serve(args)
     return _stream(args)

@@ -148,6 +148,7 @@ class Metrics:
         return ("\n".join(out) + "\n").encode()
 
 
+_GET_PATHS = {"/health": "health", "/v1/models": "models", "/metrics": "metrics"}
 _ERROR_REASONS = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
 
 
@@ -213,15 +214,16 @@ class App:
             else:
                 status = await self._derender(scope, path, receive, send, start)
             endpoint = "chat" if path == CHAT_PATH else "completions"
-        elif path == "/health" and method in ("GET", "HEAD"):
-            status = await _respond(send, 200, b"", _TEXT)
-            endpoint = "health"
-        elif path == "/v1/models" and method == "GET":
-            status = await _respond(send, 200, self._models(), _JSON)
-            endpoint = "models"
-        elif path == "/metrics" and method == "GET":
-            status = await _respond(send, 200, self.metrics.render(), _TEXT)
-            endpoint = "metrics"
+        elif path in _GET_PATHS:
+            endpoint = _GET_PATHS[path]
+            if method not in ("GET", "HEAD"):
+                status = await self._refuse(send, 405, "MethodNotAllowedError", "use GET")
+            elif endpoint == "health":
+                status = await _respond(send, 200, b"", _TEXT)
+            elif endpoint == "models":
+                status = await _respond(send, 200, self._models(), _JSON)
+            else:
+                status = await _respond(send, 200, self.metrics.render(), _TEXT)
         else:
             status = await self._refuse(send, 404, "NotFoundError", f"no endpoint at {path[:200]}")
             endpoint = "other"
