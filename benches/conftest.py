@@ -43,12 +43,21 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Mod
     patterns = parent.config.getini("python_files")
     if any(fnmatch.fnmatch(file_path.name, p) for p in patterns):
         return None
+    if parent.session.isinitpath(file_path):
+        return None  # named on the command line: pytest collects it itself
     return pytest.Module.from_parent(parent, path=file_path)
 
 
 #: Run order of the bench modules: the memory bench leaves a fragmented heap behind, and the
 #: batch bench many freed streams, both of which slowed later stream creation when run first.
-ORDER = ("bench_step", "bench_prompt", "bench_batch", "bench_memory")
+ORDER = (
+    "bench_step",
+    "bench_prompt",
+    "bench_derender",
+    "bench_load",
+    "bench_batch",
+    "bench_memory",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

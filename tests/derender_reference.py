@@ -10,7 +10,8 @@ Nothing is cached or fast. It differs from ``tokstream.Derenderer`` where vLLM d
 - a streaming request with non-empty stop strings is answered 400 (sent text cannot be cut);
 - stream states carry tokstream's extension fields (``held_text``, ``generated_tokens``,
   ``stopped``) only as passed through or defaulted; ``generated_tokens`` is counted;
-- U+FFFD is held back as vLLM holds it; the final chunk flushes what the window holds.
+- U+FFFD is held back as vLLM holds it, and ids outside the vocabulary are windowed as ``""``
+  (vLLM's rule); the final chunk flushes what the window holds.
 
 >>> ref = ReferenceDerenderer(tok, "qwen3")  # doctest: +SKIP
 >>> status, body = ref.handle_json("/v1/chat/completions/derender", b'{...}')  # doctest: +SKIP
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, NonNegativeInt, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 from tokenizers import Tokenizer
 from tokstream.protocol import (
     ChatCompletionLogProb,
@@ -100,6 +102,18 @@ class AnsweredState(DerenderStreamState):
     stopped: bool = False
 
 
+class ChatStreamAnswer(DerenderChatStreamResponse):
+    """The chat stream answer, its state with the extension fields."""
+
+    stream_state: AnsweredState
+
+
+class CompletionStreamAnswer(DerenderCompletionStreamResponse):
+    """The completion stream answer, its state with the extension fields."""
+
+    stream_state: AnsweredState
+
+
 @dataclass
 class Params:
     """What derender reads from ``chat_request`` / ``completion_request`` (defaults without)."""
@@ -160,10 +174,11 @@ class ReferenceDerenderer:
     def handle_json(self, path: str, body: bytes) -> tuple[int, bytes]:
         """Answers one POST: ``(status, JSON body)``; bad input is an error answer, never raised."""
         try:
-            # serialize_as_any: the answer models declare DerenderStreamState, and the state
-            # answered is a subclass carrying tokstream's extension fields.
             answer = self._answer(path, body)
-            return 200, answer.model_dump_json(serialize_as_any=True).encode()
+            try:
+                return 200, answer.model_dump_json().encode()
+            except PydanticSerializationError:  # a lone surrogate (\ud800) echoed from the body
+                raise HttpError(400, "the body holds a string that is not valid Unicode") from None
         except HttpError as err:
             info = ErrorInfo(
                 message=err.message, type=err.error_type, param=err.param, code=err.status
@@ -175,7 +190,7 @@ class ReferenceDerenderer:
             raise HttpError(404, f"Not Found: {path}")
         try:
             raw = json.loads(body)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise HttpError(400, f"body is not JSON: {exc}") from None
         bad(not isinstance(raw, dict), "body must be a JSON object")
         try:
@@ -201,16 +216,20 @@ class ReferenceDerenderer:
         bad(limit is not None and len(items or ()) > limit, f"{param} exceeds max_model_len")
 
     def _stop_token(self, ids: list[int], finish: str | None, reason: Any, p: Params) -> Any:
-        """The ids to detokenize and the stop reason, after dropping a stop token."""
-        if finish != "stop" or p.include_stop or not ids:
+        """The ids to detokenize and the stop reason, for a stop token ending the choice.
+
+        REFERENCE section 5: the stop token fills ``stop_reason`` and is not detokenized, but
+        it is never dropped with ``include_stop_str_in_output``.
+        """
+        if finish != "stop" or not ids:
             return ids, reason
-        last = ids[-1]
+        last, keep = ids[-1], ids if p.include_stop else ids[:-1]
         if isinstance(reason, int) and not isinstance(reason, bool) and reason == last:
-            return ids[:-1], reason
+            return keep, reason
         if reason is None and last in p.stop_token_ids:
-            return ids[:-1], last
+            return keep, last
         if reason is None and last in self.eos_token_ids and not p.ignore_eos:
-            return ids[:-1], None
+            return keep, None
         return ids, reason
 
     def _whole_text(
@@ -531,5 +550,5 @@ class ReferenceDerenderer:
     @staticmethod
     def _wrap(chat: bool, chunk: Any, state: AnsweredState) -> BaseModel:
         if chat:
-            return DerenderChatStreamResponse(chunk=chunk, stream_state=state)
-        return DerenderCompletionStreamResponse(chunk=chunk, stream_state=state)
+            return ChatStreamAnswer(chunk=chunk, stream_state=state)
+        return CompletionStreamAnswer(chunk=chunk, stream_state=state)

@@ -3,10 +3,12 @@
 Bodies are built in the exact JSON vLLM's generate server emits (every field of
 ``GenerateResponse`` / ``GenerateStreamResponse``, nulls included) and posted as bytes through
 ``Derenderer.handle_json``, the face a server uses. The oracles here are written from REFERENCE.md
-section 5 and ``/work/notes/derender_api.md``; they use ``tokenizers`` and ``vllm_reference``,
-never tokstream's own output.
+section 5 and the derender contract; they use ``tokenizers`` and ``vllm_reference``, never
+tokstream's own output.
 """
 
+# ruff: noqa: RUF001
+# (The full-width comma and full stop are CJK punctuation.)
 from __future__ import annotations
 
 import functools
@@ -17,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from conftest import chunked, import_tokstream, load_detokenizer
+from corpus import ADDED, END, START, build, samples
 from real_tokenizers import unavailable
+from tokenizers import Tokenizer
 
 CHAT = "/v1/chat/completions/derender"
 COMPLETION = "/v1/completions/derender"
@@ -57,6 +61,21 @@ STATE_KEYS = frozenset(
     }
 )
 _UNSET: Any = object()
+
+MULTILINGUAL = (
+    START,
+    "Hello 中文测试，日本語のテキスト。",
+    ADDED,
+    " 삥뽕빵 👨‍👩‍👧‍👦 🇯🇵 नमस्ते",
+    END,
+    " done 🤖!",
+)
+
+
+def generations(tok: Tokenizer) -> list[tuple[str, list[int]]]:
+    """The multilingual line, then the corpus samples richest in split characters and markers."""
+    picked = [(n, ids) for n, ids in samples(tok) if n in ("cjk", "emoji", "korean", "mixed")]
+    return [("multilingual", build(tok, MULTILINGUAL)), *picked]
 
 
 @functools.cache
@@ -200,7 +219,7 @@ def gen_response(
 
 
 def options_field(path: str, options: dict[str, Any] | None) -> dict[str, Any]:
-    """The original request under its name for ``path`` (``chat_request`` / ``completion_request``)."""
+    """The original request under its field name for ``path``."""
     if options is None:
         return {}
     return {"chat_request" if path == CHAT else "completion_request": options}

@@ -34,7 +34,7 @@ CHAT_STREAM_RESPONSE = """{"chunk": {"id": "gen-7f3a", "object": "chat.completio
  "stream_state": {"prev_tokens": ["Ġworld", "!"], "prefix_offset": 0, "read_offset": 2,
    "role_sent": true, "logprob_context_token_ids": [9707, 1879, 0], "logprob_text_offset": 12,
    "output_token_ids": [], "output_chunk_lens": [], "tools_streamed": false,
-   "last_tool_call_ids": []}}"""
+   "last_tool_call_ids": [], "held_text": "", "generated_tokens": 3, "stopped": false}}"""
 
 
 def _dumped(model: Any) -> Any:
@@ -106,6 +106,9 @@ def stream_states(draw: st.DrawFn) -> dict[str, Any]:
         "output_chunk_lens": chunk_lens,
         "tools_streamed": draw(st.booleans()),
         "last_tool_call_ids": draw(st.lists(st.text(max_size=12), max_size=3)),
+        "held_text": draw(st.text(max_size=8)),
+        "generated_tokens": draw(st.integers(0, 2**40)),
+        "stopped": draw(st.booleans()),
     }
 
 

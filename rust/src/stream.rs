@@ -261,12 +261,17 @@ impl Stream {
     /// vLLM's `(prev_tokens, prefix_offset, read_offset)`, rebased: `prefix_offset` is 0.
     pub fn window(&self) -> (Vec<&str>, usize, usize) {
         let vocab = &self.det.vocab;
-        let tokens = self
-            .window
-            .iter()
-            .map(|&id| vocab.token(id).unwrap_or(""))
-            .collect();
-        (tokens, 0, self.read)
+        let mut tokens = Vec::with_capacity(self.window.len() + 1);
+        let mut read = self.read;
+        // The window opens inside a byte run already known to be invalid. Token strings alone
+        // cannot say so; a byte that never begins a character, ahead of the window, does: it
+        // makes the run invalid on resume, and its own U+FFFD is prefix text the diff cancels.
+        if self.poisoned() {
+            tokens.push(RUN_POISON);
+            read += 1;
+        }
+        tokens.extend(self.window.iter().map(|&id| vocab.token(id).unwrap_or("")));
+        (tokens, 0, read)
     }
 
     /// The text of the last `step` or `finish`.
@@ -286,7 +291,13 @@ impl Stream {
 
     /// Number of window entries (`len(prev_tokens)` on the wire).
     pub fn window_len(&self) -> usize {
-        self.window.len()
+        self.window.len() + usize::from(self.poisoned())
+    }
+
+    /// Whether [`Stream::window`] puts [`RUN_POISON`] ahead of the window.
+    fn poisoned(&self) -> bool {
+        self.det.engine.needs_poison(&self.window, self.start)
+            && self.det.vocab.id_of(RUN_POISON).is_some()
     }
 
     /// One step of the windowed algorithm over the current window.
@@ -397,6 +408,9 @@ fn common_prefix_len(a: &str, b: &str) -> usize {
         .find(|((_, ca), cb)| ca != cb)
         .map_or_else(|| a.len().min(b.len()), |((i, _), _)| i)
 }
+
+/// A byte token that is never part of valid UTF-8 (see [`Stream::window`]).
+const RUN_POISON: &str = "<0xFF>";
 
 /// Steps many streams, one chunk each: `streams[i]` takes `ids[bounds[i]..bounds[i + 1]]`. Each
 /// stream's text is then in [`Stream::output`]. Every stream is checked before any changes, so

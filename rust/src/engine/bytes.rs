@@ -364,6 +364,22 @@ impl Pieces {
         }
     }
 
+    /// Whether a window beginning in `start` must carry a byte that cannot start a character
+    /// ahead of it on the wire: a resumed window starts as [`Start::Cut`], where leading
+    /// continuation bytes belong to a character begun before the window, but here they are part
+    /// of a run already invalid ([`Start::InvalidRun`], or a run that opens with a continuation
+    /// byte after a clean boundary), in which every byte is U+FFFD.
+    pub(crate) fn needs_poison(&self, window: &[u32], start: Start) -> bool {
+        let continuation = |id: u32| {
+            self.is_byte(id) && self.table.get(id).first().is_some_and(|b| b & 0xC0 == 0x80)
+        };
+        match start {
+            Start::InvalidRun => window.first().is_none_or(|&id| self.is_byte(id)),
+            Start::Exact => window.first().is_some_and(|&id| continuation(id)),
+            Start::Cut => false,
+        }
+    }
+
     /// The start state of a window that begins right after `dropped` (which began in `start`).
     pub(crate) fn start_after(
         &self,

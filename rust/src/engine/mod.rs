@@ -241,6 +241,14 @@ impl Engine {
     }
 
     /// The start state of the window that begins right after `dropped`, which began in `start`.
+    /// See [`bytes::Pieces::needs_poison`]; only byte fallback has runs that span windows.
+    pub(crate) fn needs_poison(&self, window: &[u32], start: Start) -> bool {
+        match self {
+            Engine::Pieces(e) => e.needs_poison(window, start),
+            Engine::ByteLevel(_) | Engine::Windowed(_) => false,
+        }
+    }
+
     pub(crate) fn start_after(
         &self,
         dropped: &[u32],

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::input::{
-    Body, BoolOrCount, Choice, Generate, LogprobEntry, Pairs, PromptLogprob, Request, State,
+    Body, BoolOrCount, Choice, Generate, LogprobEntry, Obj, Pairs, PromptLogprob, Request, State,
     StopReason,
 };
 use super::json::Json;
@@ -26,6 +26,7 @@ type Res<T> = Result<T, WireError>;
 
 /// Parses a body, or says what is wrong with it (and where).
 pub(super) fn parse(body: &[u8]) -> Res<Body<'_>> {
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
     // Serde would also read a struct from a JSON array; a body must be an object.
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first.is_some_and(|&b| b != b'{') {
@@ -64,6 +65,35 @@ pub(super) struct Answer {
     pub tokens: u64,
     /// Bytes of the returned `stream_state` (0 for whole responses).
     pub state_bytes: u64,
+}
+
+/// A copy of `body` with the non-standard `NaN` and `-Infinity` tokens that Python's `json`
+/// writes for non-finite floats replaced by the logprob floor; `None` when it has none.
+pub(super) fn replace_non_finite(body: &[u8]) -> Option<Vec<u8>> {
+    const TOKENS: [&[u8]; 3] = [b"-Infinity", b"-NaN", b"NaN"];
+    let mut out = Vec::with_capacity(body.len());
+    let (mut in_string, mut escaped, mut replaced) = (false, false, false);
+    let mut rest = body;
+    while let Some((&b, tail)) = rest.split_first() {
+        if !in_string {
+            if let Some(token) = TOKENS.into_iter().find(|t| rest.starts_with(t)) {
+                out.extend_from_slice(b"-9999.0");
+                rest = rest.get(token.len()..).unwrap_or_default();
+                replaced = true;
+                continue;
+            }
+            in_string = b == b'"';
+        } else if escaped {
+            escaped = false;
+        } else if b == b'\\' {
+            escaped = true;
+        } else if b == b'"' {
+            in_string = false;
+        }
+        out.push(b);
+        rest = tail;
+    }
+    replaced.then_some(out)
 }
 
 /// What the original request asks of derender.
@@ -134,7 +164,16 @@ impl<'r> Params<'r> {
 struct Lp {
     token: String,
     logprob: f64,
-    top: Vec<(String, f64)>,
+    /// The `bytes` a chat-shape entry sent with literal text; else the UTF-8 of `token`.
+    bytes: Option<Vec<u8>>,
+    top: Vec<Candidate>,
+}
+
+/// One alternative of a logprob position.
+struct Candidate {
+    token: String,
+    logprob: f64,
+    bytes: Option<Vec<u8>>,
 }
 
 /// One choice's derendered output.
@@ -255,6 +294,13 @@ impl Derenderer {
             }
         }
         if let Some(p) = &resp.prompt_logprobs {
+            let keys = p.iter().flatten().flat_map(|pairs| pairs.0.iter());
+            if let Some((key, _)) = keys.clone().find(|(k, _)| k.parse::<u32>().is_err()) {
+                return Err(WireError::bad_param(
+                    format!("prompt_logprobs key `{}` is not a token id", clip(key)),
+                    format!("{at}.prompt_logprobs"),
+                ));
+            }
             if p.len() > max {
                 return Err(WireError::bad_param(
                     format!(
@@ -377,9 +423,15 @@ impl Derenderer {
             None => None,
             Some(l) => match &l.content {
                 None => Some(None),
-                Some(entries) => Some(Some(self.resolve_logprobs(entries, p.top, context)?)),
+                Some(entries) => {
+                    let mut running = context.clone();
+                    Some(Some(self.resolve_logprobs(entries, p.top, &mut running)?))
+                }
             },
         };
+        // The context is the last sampled ids, whether or not this chunk carried logprobs.
+        context.extend_from_slice(ids);
+        context.drain(..context.len().saturating_sub(CONTEXT));
         Ok(Out {
             text,
             finish_reason,
@@ -396,9 +448,9 @@ impl Derenderer {
     ) -> Res<(String, Option<u32>)> {
         let id = match (token_id, token) {
             (Some(id), _) => id,
-            (None, Some(t)) => match t.strip_prefix("token_id:").map(str::parse::<u32>) {
-                Some(Ok(id)) => id,
-                _ => return Ok((t.to_owned(), None)),
+            (None, Some(t)) => match placeholder(t)? {
+                Some(id) => id,
+                None => return Ok((t.to_owned(), None)),
             },
             (None, None) => {
                 return Err(WireError::bad(
@@ -417,7 +469,7 @@ impl Derenderer {
     /// ids before the first position and is left holding the last ones after the last.
     fn resolve_logprobs(
         &self,
-        entries: &[LogprobEntry<'_>],
+        entries: &[Obj<LogprobEntry<'_>>],
         top: Option<usize>,
         context: &mut Vec<u32>,
     ) -> Res<Vec<Lp>> {
@@ -428,12 +480,21 @@ impl Derenderer {
             let n = top.unwrap_or(tops.len()).min(tops.len());
             let mut top_out = Vec::with_capacity(n);
             for t in tops.iter().take(n) {
-                let (s, _) = self.resolve_token(t.token_id, t.token.as_deref(), context)?;
-                top_out.push((s, clamp(t.logprob)));
+                let (s, id) = self.resolve_token(t.token_id, t.token.as_deref(), context)?;
+                top_out.push(Candidate {
+                    token: s,
+                    logprob: clamp(t.logprob),
+                    bytes: if id.is_none() { t.bytes.clone() } else { None },
+                });
             }
             out.push(Lp {
                 token,
                 logprob: clamp(e.logprob),
+                bytes: if sampled.is_none() {
+                    e.bytes.clone()
+                } else {
+                    None
+                },
                 top: top_out,
             });
             if let Some(id) = sampled {
@@ -496,7 +557,7 @@ impl Derenderer {
         let prompt_tokens: i64 = raw_as(body.prompt_tokens, "prompt_tokens")?.unwrap_or(0);
         let request_ids: Option<Vec<u32>> = raw_as(body.prompt_token_ids, "prompt_token_ids")?;
         let prompt = request_ids.as_deref().or(resp.prompt_token_ids.as_deref());
-        let p = Params::new(body.chat_request.as_ref(), true);
+        let p = Params::new(body.chat_request.as_deref(), true);
         let mut outs = Vec::with_capacity(resp.choices.len());
         for c in &resp.choices {
             outs.push(self.whole_choice(c, prompt, &p)?);
@@ -588,7 +649,7 @@ impl Derenderer {
                 ));
             }
         }
-        let p = Params::new(body.completion_request.as_ref(), false);
+        let p = Params::new(body.completion_request.as_deref(), false);
         let mut total_prompt: i64 = 0;
         let mut total_completion: usize = 0;
         let mut j = Json::with_capacity(1024);
@@ -646,7 +707,7 @@ impl Derenderer {
         })
     }
 
-    fn write_prompt_logprobs(&self, j: &mut Json, p: Option<&[Option<Pairs<PromptLogprob>>]>) {
+    fn write_prompt_logprobs(&self, j: &mut Json, p: Option<&[Option<Pairs<Obj<PromptLogprob>>>]>) {
         let Some(positions) = p else {
             j.raw("null");
             return;
@@ -760,9 +821,9 @@ impl Derenderer {
         } else {
             body.completion_request.as_ref()
         };
-        let p = Params::new(request, chat);
+        let p = Params::new(request.map(|r| &**r), chat);
         let carried = body.stream_state.is_some();
-        let mut state = body.stream_state.take().unwrap_or_default();
+        let mut state = body.stream_state.take().map(|s| s.0).unwrap_or_default();
         self.check_state(&state, &p)?;
 
         let mut out = None;
@@ -885,6 +946,38 @@ fn write_request_id(j: &mut Json, resp: &Generate<'_>) {
     }
 }
 
+fn write_bytes(j: &mut Json, token: &str, sent: Option<&[u8]>) {
+    match sent {
+        Some(bytes) => {
+            j.raw("[");
+            for (i, &b) in bytes.iter().enumerate() {
+                if i > 0 {
+                    j.raw(",");
+                }
+                j.u64(u64::from(b));
+            }
+            j.raw("]");
+        }
+        None => j.utf8_bytes(token),
+    }
+}
+
+/// The id of a `"token_id:N"` placeholder (`N` decimal digits); `None` for other text.
+fn placeholder(token: &str) -> Res<Option<u32>> {
+    let Some(digits) = token.strip_prefix("token_id:") else {
+        return Ok(None);
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(None);
+    }
+    digits.parse::<u32>().map(Some).map_err(|_| {
+        WireError::bad(format!(
+            "logprob token `{}` names an id beyond the vocabulary's range",
+            clip(token)
+        ))
+    })
+}
+
 fn write_raw(j: &mut Json, raw: Option<&RawValue>) {
     j.raw(raw.map_or("null", RawValue::get));
 }
@@ -936,18 +1029,18 @@ fn write_chat_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>) {
         j.raw(",\"logprob\":");
         j.f64(lp.logprob);
         j.raw(",\"bytes\":");
-        j.utf8_bytes(&lp.token);
+        write_bytes(j, &lp.token, lp.bytes.as_deref());
         j.raw(",\"top_logprobs\":[");
-        for (k, (t, l)) in lp.top.iter().enumerate() {
+        for (k, c) in lp.top.iter().enumerate() {
             if k > 0 {
                 j.raw(",");
             }
             j.raw("{\"token\":");
-            j.str(t);
+            j.str(&c.token);
             j.raw(",\"logprob\":");
-            j.f64(*l);
+            j.f64(c.logprob);
             j.raw(",\"bytes\":");
-            j.utf8_bytes(t);
+            write_bytes(j, &c.token, c.bytes.as_deref());
             j.raw("}");
         }
         j.raw("]}");
@@ -1001,11 +1094,12 @@ fn write_completion_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>, offset
         // A dict: the first position of a repeated text, the last value (as Python builds it).
         j.raw("{");
         let mut first = true;
-        for (k, (t, _)) in lp.top.iter().enumerate() {
+        for (k, c) in lp.top.iter().enumerate() {
+            let t = &c.token;
             if lp
                 .top
                 .get(..k)
-                .is_some_and(|before| before.iter().any(|(b, _)| b == t))
+                .is_some_and(|before| before.iter().any(|b| &b.token == t))
             {
                 continue;
             }
@@ -1013,8 +1107,8 @@ fn write_completion_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>, offset
                 .top
                 .iter()
                 .rev()
-                .find(|(b, _)| b == t)
-                .map_or(LOGPROB_FLOOR, |(_, l)| *l);
+                .find(|b| &b.token == t)
+                .map_or(LOGPROB_FLOOR, |b| b.logprob);
             if !first {
                 j.raw(",");
             }

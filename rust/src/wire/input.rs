@@ -21,13 +21,13 @@ pub(crate) struct Body<'a> {
     #[serde(default, borrow)]
     pub model: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
-    pub generate_response: Option<Generate<'a>>,
+    pub generate_response: Option<Obj<Generate<'a>>>,
     #[serde(default, borrow)]
-    pub generate_responses: Option<Vec<Generate<'a>>>,
+    pub generate_responses: Option<Vec<Obj<Generate<'a>>>>,
     #[serde(default, borrow)]
-    pub generate_chunk: Option<Generate<'a>>,
+    pub generate_chunk: Option<Obj<Generate<'a>>>,
     #[serde(default)]
-    pub stream_state: Option<State>,
+    pub stream_state: Option<Obj<State>>,
     /// An int (chat, streams) or a list of ints (whole completions): parsed by shape.
     #[serde(default, borrow)]
     pub prompt_tokens: Option<&'a RawValue>,
@@ -35,9 +35,9 @@ pub(crate) struct Body<'a> {
     #[serde(default, borrow)]
     pub prompt_token_ids: Option<&'a RawValue>,
     #[serde(default, borrow)]
-    pub chat_request: Option<Request<'a>>,
+    pub chat_request: Option<Obj<Request<'a>>>,
     #[serde(default, borrow)]
-    pub completion_request: Option<Request<'a>>,
+    pub completion_request: Option<Obj<Request<'a>>>,
 }
 
 /// A generate response or stream chunk (the chunk is the response minus a few fields).
@@ -47,13 +47,13 @@ pub(crate) struct Generate<'a> {
     #[serde(default, borrow)]
     pub request_id: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    pub choices: Vec<Choice<'a>>,
+    pub choices: Vec<Obj<Choice<'a>>>,
     #[serde(default, borrow)]
-    pub usage: Option<Usage<'a>>,
+    pub usage: Option<Obj<Usage<'a>>>,
     #[serde(default)]
     pub prompt_token_ids: Option<Vec<u32>>,
     #[serde(default)]
-    pub prompt_logprobs: Option<Vec<Option<Pairs<PromptLogprob>>>>,
+    pub prompt_logprobs: Option<Vec<Option<Pairs<Obj<PromptLogprob>>>>>,
     #[serde(default, borrow)]
     pub kv_transfer_params: Option<&'a RawValue>,
 }
@@ -64,7 +64,7 @@ pub(crate) struct Generate<'a> {
 pub(crate) struct Choice<'a> {
     pub index: u32,
     #[serde(default, borrow)]
-    pub logprobs: Option<Logprobs<'a>>,
+    pub logprobs: Option<Obj<Logprobs<'a>>>,
     /// Absent and null differ: a whole response's choice defaults to `"stop"`.
     #[serde(default, borrow, deserialize_with = "present")]
     pub finish_reason: Option<Option<Cow<'a, str>>>,
@@ -122,7 +122,7 @@ pub(crate) struct Usage<'a> {
 #[serde(expecting = "a logprobs object")]
 pub(crate) struct Logprobs<'a> {
     #[serde(default, borrow)]
-    pub content: Option<Vec<LogprobEntry<'a>>>,
+    pub content: Option<Vec<Obj<LogprobEntry<'a>>>>,
 }
 
 /// One position: the sampled token and its alternatives.
@@ -135,8 +135,10 @@ pub(crate) struct LogprobEntry<'a> {
     pub token: Option<Cow<'a, str>>,
     #[serde(default)]
     pub logprob: Option<f64>,
+    #[serde(default)]
+    pub bytes: Option<Vec<u8>>,
     #[serde(default, borrow)]
-    pub top_logprobs: Option<Vec<LogprobToken<'a>>>,
+    pub top_logprobs: Option<Vec<Obj<LogprobToken<'a>>>>,
 }
 
 /// A token of a logprob entry: `token_id` (by id) or `token` (chat shape: `"token_id:N"` or text).
@@ -149,6 +151,8 @@ pub(crate) struct LogprobToken<'a> {
     pub token: Option<Cow<'a, str>>,
     #[serde(default)]
     pub logprob: Option<f64>,
+    #[serde(default)]
+    pub bytes: Option<Vec<u8>>,
 }
 
 /// One entry of a `prompt_logprobs` position.
@@ -289,6 +293,39 @@ pub(crate) struct State {
     pub generated_tokens: u64,
     /// A stop string matched: the stream has ended.
     pub stopped: bool,
+}
+
+/// A struct that must come as a JSON object (serde alone also reads a struct from an array of
+/// its field values, which no client means). Dereferences to the struct.
+pub(crate) struct Obj<T>(pub T);
+
+impl<T> std::ops::Deref for Obj<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for Obj<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<T, M::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData)).map(Obj)
+    }
 }
 
 /// `Some(value)` for a present field, null included (`Some(None)`); absent stays `None`.

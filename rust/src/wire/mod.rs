@@ -181,7 +181,19 @@ impl Derenderer {
                 )));
             }
         };
-        let parsed = derender::parse(body)?;
+        let fixed;
+        let parsed = match derender::parse(body) {
+            Ok(parsed) => parsed,
+            // Python's `json` writes -inf and NaN logprobs as `-Infinity` and `NaN`: read them as
+            // the floor they stand for (only after a failed parse, so valid JSON pays nothing).
+            Err(e) => match derender::replace_non_finite(body) {
+                Some(copy) => {
+                    fixed = copy;
+                    derender::parse(&fixed)?
+                }
+                None => return Err(e),
+            },
+        };
         self.derender(chat, parsed)
     }
 }
@@ -272,6 +284,26 @@ mod tests {
         let model = json!({"model": "other", "generate_response": {"choices": []}});
         assert_eq!(post(&r, CHAT_PATH, &model).0, 404);
         assert_eq!(r.handle_json("/v1/other", b"{}").status, 404);
+    }
+
+    #[test]
+    fn python_non_finite_logprobs_read_as_the_floor() {
+        let r = derenderer();
+        let body = br#"{"generate_response": {"choices": [{"index": 0, "token_ids": [0, 1],
+            "logprobs": {"content": [{"token_id": 0, "logprob": -Infinity},
+            {"token": "NaN text", "logprob": NaN, "bytes": [1, 2]}]}}]}}"#;
+        let reply = r.handle_json(CHAT_PATH, body);
+        assert_eq!(reply.status, 200);
+        let answer: Value = serde_json::from_slice(&reply.body).unwrap();
+        let content = &answer["choices"][0]["logprobs"]["content"];
+        assert_eq!(content[0]["logprob"].as_f64(), Some(LOGPROB_FLOOR));
+        assert_eq!(content[1]["logprob"].as_f64(), Some(LOGPROB_FLOOR));
+        // A literal token keeps its text and the bytes it was sent with.
+        assert_eq!(content[1]["token"], "NaN text");
+        assert_eq!(content[1]["bytes"], json!([1, 2]));
+        let overflow = json!({"generate_response": {"choices": [{"index": 0, "token_ids": [0],
+            "logprobs": {"content": [{"token": "token_id:4294967296", "logprob": -1.0}]}}]}});
+        assert_eq!(post(&r, CHAT_PATH, &overflow).0, 400);
     }
 
     proptest::proptest! {
