@@ -161,6 +161,10 @@ class ReferenceDerenderer:
         eos_token_ids: Sequence[int] = (),
         max_model_len: int | None = None,
     ) -> None:
+        # One windowed detokenizer per flag, built once, as a server holds its tokenizer.
+        self._references = {
+            skip: VllmReference(tokenizer, skip_special_tokens=skip) for skip in (False, True)
+        }
         self.tok = tokenizer
         self.served_model_name = served_model_name
         self.eos_token_ids = tuple(eos_token_ids)
@@ -170,6 +174,9 @@ class ReferenceDerenderer:
         self.restores_spaces = SPACE_MARK in decoder
 
     # --- the HTTP face ------------------------------------------------------------------------
+
+    def _reference(self, skip: bool) -> VllmReference:
+        return self._references[skip]
 
     def handle_json(self, path: str, body: bytes) -> tuple[int, bytes]:
         """Answers one POST: ``(status, JSON body)``; bad input is an error answer, never raised."""
@@ -236,7 +243,7 @@ class ReferenceDerenderer:
         self, prompt: list[int] | None, ids: list[int], finish: str | None, reason: Any, p: Params
     ) -> tuple[str, str | None, Any]:
         """Detokenizes one whole choice with vLLM's per-token stop-string check."""
-        ref = VllmReference(self.tok, p.skip)
+        ref = self._reference(p.skip)
         state = ref.seed(prompt)
         ids, reason = self._stop_token(ids, finish, reason, p)
         text = ""
@@ -473,7 +480,7 @@ class ReferenceDerenderer:
             prompt = req.prompt_token_ids
             prompt = prompt if prompt is not None else gen.prompt_token_ids
             self._check_ids(prompt, "prompt_token_ids")
-            window = VllmReference(self.tok, p.skip).seed(prompt)
+            window = self._reference(p.skip).seed(prompt)
         else:
             window = State.from_window((old.prev_tokens, old.prefix_offset, old.read_offset))
         usage = None
@@ -498,7 +505,7 @@ class ReferenceDerenderer:
         self._check_ids(ids, "token_ids")
         self._check_length(ids, "token_ids")
         detok, reason = self._stop_token(ids, c.finish_reason, c.stop_reason, p)
-        ref = VllmReference(self.tok, p.skip)
+        ref = self._reference(p.skip)
         text = ""
         for token_id in detok:
             delta, window = ref.step(window, token_id)

@@ -280,3 +280,36 @@ def test_streaming_equals_non_streaming_tgi_1024_vllm_14364(
         assert streamed == detok.decode(ids, skip_special_tokens=skip) == decode(tok, ids, skip), (
             sample
         )
+
+
+@pytest.mark.parametrize("name", SENTENCEPIECE, indirect=True)
+@pytest.mark.parametrize(
+    "parts",
+    [("삥".encode(), "뽕".encode()[:2]), (b"\x95", "빵".encode())],
+    ids=["char-then-bad-lead", "stray-continuation"],
+)
+def test_resumed_window_continues_a_byte_run_like_the_stream_did(
+    name: str, tok: Tokenizer, detok: Any, parts: tuple[bytes, bytes]
+) -> None:
+    """A window carried over the wire and resumed at every id gives the stream's own deltas,
+    and flushing from the carried window at any point gives what the stream would flush.
+
+    Byte runs that turn invalid (a character, then bytes that cannot follow; or a run opened by a
+    stray continuation byte) are where the window alone once lost what the stream knew.
+    """
+    gen = [*byte_ids(tok, parts[0]), *byte_ids(tok, parts[1]), tok.token_to_id("▁done")]
+    one = detok.stream()
+    expected = [one.step(i) for i in gen] + [one.finish()]
+    got: list[str] = []
+    window = None
+    for k, token_id in enumerate(gen):
+        s = detok.stream() if window is None else detok.resume(*window)
+        got.append(s.step(token_id))
+        window = s.window
+        alone = detok.stream()
+        for i in gen[: k + 1]:
+            alone.step(i)
+        assert detok.resume(*window).finish() == alone.finish(), (k, window)
+    assert window is not None
+    got.append(detok.resume(*window).finish())
+    assert got == expected

@@ -355,7 +355,13 @@ impl Stream {
         }
         let start = if self.new_text.starts_with(self.prefix_text.as_str()) {
             Some(self.prefix_text.len())
-        } else if self.at_prompt {
+        } else if self.at_prompt
+            && !det.engine.complete_run_rewritten(
+                self.window.get(..self.read).unwrap_or_default(),
+                self.start,
+                &mut self.scratch,
+            )
+        {
             // The prompt's text is whichever rendering shares more with the new text: decode's,
             // or (byte fallback) the one that keeps the complete characters of an unfinished run.
             let mut common = common_prefix_len(&self.prefix_text, &self.new_text);
@@ -371,7 +377,8 @@ impl Stream {
             }
             Some(common)
         } else {
-            // vLLM slices by code points; only a retroactive SentencePiece rewrite lands here.
+            // vLLM slices by code points; only a retroactive SentencePiece rewrite lands here
+            // (C1's exception), also right after a prompt or resume whose run was complete.
             let prefix_chars = self.prefix_text.chars().count();
             self.new_text
                 .char_indices()

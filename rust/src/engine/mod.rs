@@ -241,6 +241,21 @@ impl Engine {
     }
 
     /// The start state of the window that begins right after `dropped`, which began in `start`.
+    /// Whether a byte-fallback prefix that `decode` rewrites once more ids follow was complete
+    /// text: its run ends on a character boundary, so its text was emitted (or is prompt text)
+    /// as it stands, and a retroactive rewrite is sliced as vLLM slices it.
+    pub(crate) fn complete_run_rewritten(
+        &self,
+        prefix: &[u32],
+        start: Start,
+        scratch: &mut Scratch,
+    ) -> bool {
+        match self {
+            Engine::Pieces(e) => !e.ends_incomplete(prefix, start, scratch),
+            Engine::ByteLevel(_) | Engine::Windowed(_) => false,
+        }
+    }
+
     /// See [`bytes::Pieces::needs_poison`]; only byte fallback has runs that span windows.
     pub(crate) fn needs_poison(&self, window: &[u32], start: Start) -> bool {
         match self {

@@ -1,0 +1,43 @@
+"""The load test's quick mode, once, with its checks: both servers over HTTP, every text exact.
+
+``benches/loadtest.py --quick`` starts ``tokstream serve`` and the plain-Python reference server
+(``benches/reference_server.py``) as real processes, replays 8 concurrent streams of 64 ids
+against each over loopback, and exits non-zero unless every request answered 200 and every
+stream's text equals the one-shot decode. This runs it as a user would and reads its JSON. It
+takes a few seconds; the figures of a quick run are too small to quote (see ``BENCHMARKS.md``
+for the full run). It has no ``benchmark`` fixture, so ``--benchmark-only`` skips it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import tokenizer_path, unavailable
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.mark.timeout(180)
+def test_load_quick(tmp_path: Path) -> None:
+    """Quick mode: 8 streams x 64 ids per server, no error, every text exact."""
+    for module in ("tokstream", "aiohttp", "uvicorn"):
+        if importlib.util.find_spec(module) is None:
+            unavailable(f"the load test needs {module}")
+    tokenizer = tokenizer_path("qwen3").parent
+    out = tmp_path / "load.json"
+    command = [sys.executable, str(HERE / "loadtest.py"), "--quick", "--tokenizer", str(tokenizer)]
+    done = subprocess.run(
+        [*command, "--json", str(out)], capture_output=True, text=True, timeout=170, check=False
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    runs = json.loads(out.read_text())["runs"]
+    assert {r["server"] for r in runs} == {"tokstream", "reference"}
+    for run in runs:
+        assert run["errors"] == 0 and not run["problems"], run
+        assert run["exact_streams"] == run["streams"] == 8, run
+        assert run["tokens"] == 8 * 64 and run["chunks"] > run["streams"] * 64 / 4, run
