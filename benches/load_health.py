@@ -164,7 +164,9 @@ def run_health(args: argparse.Namespace, tok: Any) -> list[dict[str, Any]]:
     try:
         for top in args.health_top_logprobs:
             body, target = health_body(tok, args.health_tokens, top, args.seed)
-            got = asyncio_run(health_phase(server.url, body, args.workers, args.health_seconds))
+            got = asyncio_run(
+                health_phase(server.url, body, args.health_concurrency, args.health_seconds)
+            )
             problems: list[Any] = list(got["errors"])
             wrong = (
                 check_whole(got["answer"], target, args.health_tokens, top)
@@ -178,7 +180,7 @@ def run_health(args: argparse.Namespace, tok: Any) -> list[dict[str, Any]]:
             row = {
                 "top_logprobs": top,
                 "tokens": args.health_tokens,
-                "concurrent_derenders": args.workers,
+                "concurrent_derenders": args.health_concurrency,
                 "body_bytes": len(body),
                 "answer_bytes": len(got["answer"]),
                 "derenders": len(got["latencies"]),

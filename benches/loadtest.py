@@ -3,10 +3,11 @@
 Starts ``tokstream serve`` as a real process, then the peer: ``benches/reference_server.py``,
 the plain-Python reference derender (``tests/derender_reference.py``) behind the same
 ``tokstream.server.App`` on uvicorn with the same options and workers. Against each it replays N
-concurrent recorded generate streams over loopback HTTP (aiohttp, keep-alive connections; one
-task per stream, posting its chunks one after another, each with the ``stream_state`` of the
-previous answer) and reports chunks/s, tokens/s, per-chunk latency, the server's CPU time per
-token (``/proc/<pid>/stat`` of the server and its workers) and errors. Every stream's text must
+concurrent recorded generate streams over loopback HTTP (a light keep-alive HTTP/1.1 client,
+``benches/http_client.py``, or aiohttp with ``--client aiohttp``; one task per stream, posting
+its chunks one after another, each with the ``stream_state`` of the previous answer) and reports
+chunks/s, tokens/s, per-chunk latency, the server's CPU time per token (``/proc/<pid>/stat`` of
+the server and its workers) and errors. Every stream's text must
 equal the one-shot decode (REFERENCE C1, ``skip_special_tokens=True``) and every request must
 succeed, else the exit status is 1::
 
@@ -129,11 +130,72 @@ async def replay(url: str, streams: list[Stream]) -> dict[str, Any]:
     }
 
 
-def run_load(server: Server, streams: list[Stream], warmup: list[Stream]) -> dict[str, Any]:
+async def replay_one_raw(
+    url: str, s: Stream, latencies: list[float], errors: list[dict[str, Any]]
+) -> list[bytes]:
+    """``replay_one`` on a connection of the light client (one per stream, kept alive)."""
+    from http_client import Connection, split_url
+
+    state, answers = b"null", []
+    clock = time.perf_counter
+    conn = await Connection.open(*split_url(url))
+    try:
+        for k in range(len(s.heads)):
+            body = s.heads[k] + state + s.tails[k]
+            start = clock()
+            try:
+                status, answer = await conn.post(s.path, body)
+            except Exception as exc:
+                errors.append({"stream": s.index, "chunk": k, "error": repr(exc)})
+                break
+            latencies.append(clock() - start)
+            at = answer.rfind(_STATE_KEY)
+            if status != 200 or at < 0 or not answer.endswith(b"}"):
+                errors.append(
+                    {
+                        "stream": s.index,
+                        "chunk": k,
+                        "status": status,
+                        "body": body.decode()[:4000],
+                        "answer": answer.decode(errors="replace")[:4000],
+                    }
+                )
+                break
+            state = answer[at + len(_STATE_KEY) : -1]
+            answers.append(answer)
+    finally:
+        conn.close()
+    return answers
+
+
+async def replay_raw(url: str, streams: list[Stream]) -> dict[str, Any]:
+    """``replay`` with the light client."""
+    latencies: list[float] = []
+    errors: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    cpu = time.process_time()
+    answers = await asyncio.gather(*(replay_one_raw(url, s, latencies, errors) for s in streams))
+    return {
+        "wall": time.perf_counter() - start,
+        "client_cpu": time.process_time() - cpu,
+        "latencies": latencies,
+        "errors": errors,
+        "answers": answers,
+    }
+
+
+CLIENTS = {"light": replay_raw, "aiohttp": replay}
+"""The load generators: the light client (default) and aiohttp."""
+
+
+def run_load(
+    server: Server, streams: list[Stream], warmup: list[Stream], client: str = "light"
+) -> dict[str, Any]:
     """Warms the server up, replays ``streams`` once with the clock on, checks every answer."""
-    warm = asyncio_run(replay(server.url, warmup))
+    replay_with = CLIENTS[client]
+    warm = asyncio_run(replay_with(server.url, warmup))
     before = server.cpu_seconds()
-    got = asyncio_run(replay(server.url, streams))
+    got = asyncio_run(replay_with(server.url, streams))
     server_cpu = cpu_delta(before, server.cpu_seconds())
     problems: list[Any] = warm["errors"] + got["errors"]
     wrong = [check_stream(s, answers) for s, answers in zip(streams, got["answers"], strict=True)]
@@ -281,11 +343,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--client",
+        choices=sorted(CLIENTS),
+        default="light",
+        help="load generator: the light keep-alive client (default) or aiohttp",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="8 streams x 64 ids; 3 s per health variant"
     )
     parser.add_argument("--health", action="store_true", help="/health latency under load")
     parser.add_argument("--health-seconds", type=float, help="per variant (default: 10)")
     parser.add_argument("--health-tokens", type=int, default=8000)
+    parser.add_argument(
+        "--health-concurrency",
+        type=int,
+        default=4,
+        help="whole derenders in flight at once during the /health probes (default: 4)",
+    )
     parser.add_argument(
         "--health-top-logprobs",
         type=int,
@@ -313,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
             server = Server(name, args.tokenizer, args.workers)
             try:
                 for n in args.streams:
-                    run = run_load(server, streams[:n], warmup)
+                    run = run_load(server, streams[:n], warmup, args.client)
                     report["runs"].append(run)
                     print(
                         f"{name:<9} N={n:<4} {run['chunks_per_s']:8,.0f} chunks/s "

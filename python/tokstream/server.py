@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 import time
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -59,12 +60,7 @@ class Histogram:
         self.count = 0
 
     def observe(self, value: float) -> None:
-        i = 0
-        for bound in self.bounds:
-            if value <= bound:
-                break
-            i += 1
-        self.counts[i] += 1
+        self.counts[bisect_left(self.bounds, value)] += 1
         self.total += value
         self.count += 1
 
