@@ -298,11 +298,17 @@ def markdown(runs: list[dict[str, Any]], workers: int) -> str:
         for n, mine, ref in ratios:
             lines.append(
                 f"| {n} | {mine['chunks_per_s']:,.0f} | {ref['chunks_per_s']:,.0f} "
-                f"| {mine['chunks_per_s'] / ref['chunks_per_s']:.2f}x "
-                f"| {ref['server_cpu_us_per_token'] / mine['server_cpu_us_per_token']:.1f}x |"
+                f"| {_ratio(mine['chunks_per_s'], ref['chunks_per_s'], 2)} "
+                f"| {_ratio(ref['server_cpu_us_per_token'], mine['server_cpu_us_per_token'], 1)} |"
             )
     lines += ["", LEGEND]
     return "\n".join(lines)
+
+
+def _ratio(a: float, b: float, digits: int) -> str:
+    """``a / b`` as ``"3.5x"``; ``"n/a"`` when ``b`` is 0 (a run too short for the CPU clock,
+    which counts in 10 ms ticks)."""
+    return f"{a / b:.{digits}f}x" if b else "n/a"
 
 
 LEGEND = (

@@ -439,8 +439,10 @@ def test_two_workers_both_load_and_answer(tmp_path: Path) -> None:
         server.stop(signal.SIGKILL)
 
 
-@pytest.mark.parametrize("flag", ["--reasoning-parser", "--tool-call-parser"])
-def test_parsers_are_refused_with_a_clear_message(flag: str) -> None:
+@pytest.mark.parametrize(
+    ("flag", "known"), [("--reasoning-parser", "qwen3"), ("--tool-call-parser", "hermes")]
+)
+def test_unknown_parsers_are_refused_with_a_clear_message(flag: str, known: str) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "tokstream", "serve", "--port", str(free_port()), flag, "x"],
         capture_output=True,
@@ -449,5 +451,6 @@ def test_parsers_are_refused_with_a_clear_message(flag: str) -> None:
         check=False,
     )
     assert done.returncode != 0
-    assert flag in done.stderr and "not available" in done.stderr, done.stderr
+    assert flag in done.stderr and "invalid choice" in done.stderr, done.stderr
+    assert known in done.stderr, done.stderr
     assert "Traceback" not in done.stderr, done.stderr

@@ -35,6 +35,14 @@ class Detokenizer:
     @property
     def generation_config(self) -> str | None:
         """The text of ``generation_config.json`` beside the loaded file, if there was one."""
+    def replay_texts(
+        self,
+        prompt_ids: _Ids,
+        output_ids: _Ids,
+        chunk_lens: Sequence[int],
+        skip_special_tokens: bool = False,
+    ) -> list[str]:
+        """The text of each historical chunk of an output (a replay buffer), in one call."""
     def token_to_id(self, token: str) -> int | None:
         """The id of a token string, if it is in the vocabulary."""
     def decode(self, ids: _Ids, skip_special_tokens: bool = False) -> str:
@@ -83,7 +91,19 @@ class Derenderer:
         served_model_name: str,
         eos_token_ids: Sequence[int] = ...,
         max_model_len: int | None = None,
+        reasoning_parser: str | None = None,
+        tool_parser: str | None = None,
+        parser_state: str = "resumable",
     ) -> Derenderer: ...
+    @property
+    def reasoning_parser(self) -> str | None:
+        """The built-in reasoning parser's name, if one is on."""
+    @property
+    def tool_parser(self) -> str | None:
+        """``"hermes"`` when the built-in tool parser is on."""
+    @property
+    def parser_state(self) -> str:
+        """``"replay"`` or ``"resumable"``."""
     @property
     def served_model_name(self) -> str:
         """The model name responses carry when a request names none."""

@@ -55,13 +55,6 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     from .server import CONFIG_ENV, ServerConfig, build_app
 
-    if args.reasoning_parser or args.tool_call_parser:
-        print(
-            "reasoning and tool-call parsers are not available in this version; "
-            "serve without --reasoning-parser / --tool-call-parser",
-            file=sys.stderr,
-        )
-        return 2
     tokenizer = Path(args.tokenizer) if args.tokenizer else _default_tokenizer()
     name = args.served_model_name or (
         DEFAULT_MODEL_NAME if not args.tokenizer else tokenizer.resolve().name.removesuffix(".json")
@@ -72,17 +65,22 @@ def _serve(args: argparse.Namespace) -> int:
         served_model_name=name,
         max_model_len=max_len,
         max_body_bytes=args.max_body_bytes,
+        reasoning_parser=args.reasoning_parser,
+        tool_parser=args.tool_call_parser,
+        parser_state=args.parser_state,
     )
     try:
         app = build_app(config)  # load once here: a bad tokenizer fails before any worker starts
-    except TokstreamError as e:
+    except (TokstreamError, ValueError) as e:
         print(f"tokstream serve: {e}", file=sys.stderr)
         return 1
     derenderer = app.derenderer
     print(
         f"tokstream serve: listening on http://{args.host}:{args.port}, model {name!r}, "
         f"tokenizer {tokenizer} (engine {derenderer.detokenizer.engine}, eos ids "
-        f"{list(derenderer.eos_token_ids)}), max_model_len {max_len}, {args.workers} worker(s)",
+        f"{list(derenderer.eos_token_ids)}), max_model_len {max_len}, parsers "
+        f"{derenderer.reasoning_parser or '-'}/{derenderer.tool_parser or '-'} "
+        f"({derenderer.parser_state}), {args.workers} worker(s)",
         flush=True,
     )
     options = {
@@ -159,8 +157,16 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument(
         "--max-body-bytes", type=int, default=32 * 1024 * 1024, help="larger bodies get 413"
     )
-    serve.add_argument("--reasoning-parser")
-    serve.add_argument("--tool-call-parser")
+    serve.add_argument(
+        "--reasoning-parser", choices=["deepseek_r1", "qwen3"], help="parse reasoning in chat"
+    )
+    serve.add_argument("--tool-call-parser", choices=["hermes"], help="parse tool calls in chat")
+    serve.add_argument(
+        "--parser-state",
+        choices=["resumable", "replay"],
+        default="resumable",
+        help="streams carry the parsers' small state (default) or vLLM's replay buffer",
+    )
     serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )

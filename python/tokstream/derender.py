@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from . import _core
 from .errors import BadRequestError, DerenderError, NotFoundError
+from .parsers import ParserFactory
 from .protocol import (
     ChatCompletionResponse,
     CompletionResponse,
@@ -32,6 +33,7 @@ from .protocol import (
     DerenderCompletionStreamRequest,
     DerenderCompletionStreamResponse,
 )
+from .replay import UserParserChat
 
 __all__ = ["CHAT_PATH", "COMPLETION_PATH", "Derenderer", "default_eos_token_ids"]
 
@@ -104,12 +106,18 @@ class Derenderer:
             (:func:`default_eos_token_ids`).
         max_model_len: The most token ids (and logprob positions) a choice may carry; ``None``
             sets no bound beyond the body size a server accepts.
+        reasoning_parser: A built-in reasoning parser for chat, ``"deepseek_r1"`` or ``"qwen3"``.
+        tool_parser: A built-in tool-call parser for chat, ``"hermes"``.
+        parser: A user parser factory (see :mod:`tokstream.parsers`), instead of built-in ones.
+        parser_state: How streams carry the built-in parsers' state: ``"resumable"`` (their
+            small state, in ``stream_state["parser"]``) or ``"replay"`` (vLLM's replay buffer
+            of every output id, replayed on each chunk).
 
     Shared by threads: it holds no per-request state (streams carry theirs in
     ``stream_state``).
     """
 
-    __slots__ = ("_core", "_detokenizer", "handle_json", "handle_json_stats")
+    __slots__ = ("_core", "_detokenizer", "_user", "handle_json", "handle_json_stats")
 
     def __init__(
         self,
@@ -117,13 +125,32 @@ class Derenderer:
         served_model_name: str = "default",
         eos_token_ids: Iterable[int] | None = None,
         max_model_len: int | None = None,
+        *,
+        reasoning_parser: str | None = None,
+        tool_parser: str | None = None,
+        parser: ParserFactory | None = None,
+        parser_state: str = "resumable",
     ) -> None:
         eos = default_eos_token_ids(detokenizer) if eos_token_ids is None else eos_token_ids
         if max_model_len is not None and max_model_len < 1:
             raise ValueError(f"max_model_len must be positive, got {max_model_len}")
+        if parser is not None and (reasoning_parser or tool_parser):
+            raise ValueError("pass either a user parser or built-in parser names, not both")
         self._detokenizer = detokenizer
-        self._core = _core.Derenderer(detokenizer, served_model_name, list(eos), max_model_len)
-        self.handle_json = self._core.handle_json
+        self._core = _core.Derenderer(
+            detokenizer,
+            served_model_name,
+            list(eos),
+            max_model_len,
+            reasoning_parser,
+            tool_parser,
+            parser_state,
+        )
+        self._user = None if parser is None else UserParserChat(self._core, detokenizer, parser)
+        if self._user is None:
+            self.handle_json = self._core.handle_json
+        else:
+            self.handle_json = self._handle_with_user_parser
         """``handle_json(path, body) -> (status, body)``: one POST to a derender endpoint.
 
         ``body`` is the raw JSON bytes. The answer is 200 with the response, 400 with an
@@ -131,9 +158,36 @@ class Derenderer:
         malformed body, hostile state or payload over the limits, or 404 for an unknown path or
         model. It never raises for bad input, and bodies of 16 KiB or more are processed
         without the interpreter lock."""
-        self.handle_json_stats = self._core.handle_json_stats
+        if self._user is None:
+            self.handle_json_stats = self._core.handle_json_stats
+        else:
+            self.handle_json_stats = self._stats_with_user_parser
         """``handle_json_stats(path, body) -> (status, body, tokens, state_bytes)``: the same
         answer with the output ids it derendered and the size of the returned stream state."""
+
+    def _handle_with_user_parser(self, path: str, body: bytes) -> tuple[int, bytes]:
+        if path != CHAT_PATH or self._user is None:
+            return self._core.handle_json(path, body)
+        return self._user.handle(path, body)
+
+    def _stats_with_user_parser(self, path: str, body: bytes) -> tuple[int, bytes, int, int]:
+        status, out = self._handle_with_user_parser(path, body)
+        return status, out, 0, 0
+
+    @property
+    def reasoning_parser(self) -> str | None:
+        """The built-in reasoning parser, if one is on."""
+        return self._core.reasoning_parser
+
+    @property
+    def tool_parser(self) -> str | None:
+        """The built-in tool parser, if one is on."""
+        return self._core.tool_parser
+
+    @property
+    def parser_state(self) -> str:
+        """How streams carry parser state: ``"resumable"`` or ``"replay"``."""
+        return self._core.parser_state
 
     @property
     def detokenizer(self) -> _core.Detokenizer:

@@ -157,6 +157,9 @@ class ServerConfig:
     max_model_len: int | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     offload_bytes: int = DEFAULT_OFFLOAD_BYTES
+    reasoning_parser: str | None = None
+    tool_parser: str | None = None
+    parser_state: str = "resumable"
 
 
 class App:
@@ -299,6 +302,9 @@ def build_app(config: ServerConfig) -> App:
         detokenizer,
         served_model_name=config.served_model_name,
         max_model_len=config.max_model_len,
+        reasoning_parser=config.reasoning_parser,
+        tool_parser=config.tool_parser,
+        parser_state=config.parser_state,
     )
     return App(derenderer, max_body_bytes=config.max_body_bytes, offload_bytes=config.offload_bytes)
 

@@ -24,6 +24,7 @@
 mod engine;
 mod error;
 mod logprobs;
+mod parse;
 mod stop;
 mod stream;
 mod vocab;
@@ -39,6 +40,7 @@ use tokenizers::Tokenizer;
 pub use engine::EngineKind;
 pub use error::{Error, Result};
 pub use logprobs::CONTEXT as LOGPROB_CONTEXT;
+pub use parse::{Parsers, Reasoning};
 pub use stop::{StopStep, StopStrings};
 pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};
 pub use vocab::MAX_WINDOW;
@@ -221,6 +223,32 @@ impl Detokenizer {
         skip_special_tokens: bool,
     ) -> Stream {
         Stream::new(Arc::clone(self), prompt_suffix, false, skip_special_tokens)
+    }
+
+    /// The text of each chunk of an output, as a stream seeded from `prompt_ids` emits it:
+    /// `ids` split by `chunk_lens` (which must add up to `ids.len()`). This is a replay buffer's
+    /// history re-derived in one call, for parsers that replay it.
+    pub fn replay_texts(
+        self: &Arc<Self>,
+        prompt_ids: &[u32],
+        ids: &[u32],
+        chunk_lens: &[usize],
+        skip_special_tokens: bool,
+    ) -> Result<Vec<String>> {
+        if chunk_lens.iter().try_fold(0usize, |a, &n| a.checked_add(n)) != Some(ids.len()) {
+            return Err(Error::InvalidWindow {
+                reason: format!("chunk lengths must add up to the {} output ids", ids.len()),
+            });
+        }
+        let mut stream = self.stream(prompt_ids, skip_special_tokens);
+        let mut at = 0;
+        let mut texts = Vec::with_capacity(chunk_lens.len());
+        for &n in chunk_lens {
+            let chunk = ids.get(at..at + n).unwrap_or_default();
+            at += n;
+            texts.push(stream.step(chunk)?.to_owned());
+        }
+        Ok(texts)
     }
 
     /// Continues a stream from vLLM's window triple.

@@ -288,6 +288,24 @@ impl PyDetokenizer {
     }
 
     /// Continues a stream from vLLM's `(prev_tokens, prefix_offset, read_offset)`.
+    /// The text of each historical chunk of an output (a replay buffer), in one call.
+    #[pyo3(signature = (prompt_ids, output_ids, chunk_lens, skip_special_tokens = false))]
+    fn replay_texts(
+        &self,
+        py: Python<'_>,
+        prompt_ids: &Bound<'_, PyAny>,
+        output_ids: &Bound<'_, PyAny>,
+        chunk_lens: Vec<usize>,
+        skip_special_tokens: bool,
+    ) -> PyResult<Vec<String>> {
+        let mut prompt = Vec::new();
+        ids_from(prompt_ids, &mut prompt)?;
+        let mut ids = Vec::new();
+        ids_from(output_ids, &mut ids)?;
+        let det = Arc::clone(&self.inner);
+        Ok(py.detach(move || det.replay_texts(&prompt, &ids, &chunk_lens, skip_special_tokens))?)
+    }
+
     #[pyo3(signature = (prev_tokens, prefix_offset, read_offset, skip_special_tokens = false))]
     fn resume(
         &self,

@@ -3,8 +3,10 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
+use pyo3::exceptions::PyValueError;
+
 use super::classes::PyDetokenizer;
-use crate::Derenderer;
+use crate::{Derenderer, Parsers, Reasoning};
 
 /// Bodies at least this long are derendered without the interpreter lock, so other threads (an
 /// event loop) run meanwhile; small ones are faster with it held.
@@ -29,20 +31,80 @@ impl PyDerenderer {
 #[pymethods]
 impl PyDerenderer {
     #[new]
-    #[pyo3(signature = (detokenizer, served_model_name, eos_token_ids = Vec::new(), max_model_len = None))]
+    #[pyo3(signature = (
+        detokenizer,
+        served_model_name,
+        eos_token_ids = Vec::new(),
+        max_model_len = None,
+        reasoning_parser = None,
+        tool_parser = None,
+        parser_state = "resumable",
+    ))]
     fn new(
         detokenizer: &PyDetokenizer,
         served_model_name: String,
         eos_token_ids: Vec<u32>,
         max_model_len: Option<usize>,
-    ) -> Self {
-        PyDerenderer {
-            inner: Derenderer::new(
-                detokenizer.shared(),
-                served_model_name,
-                eos_token_ids,
-                max_model_len,
-            ),
+        reasoning_parser: Option<&str>,
+        tool_parser: Option<&str>,
+        parser_state: &str,
+    ) -> PyResult<Self> {
+        let reasoning = match reasoning_parser {
+            None => None,
+            Some(name) => Some(Reasoning::from_name(name).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "unknown reasoning parser {name:?}; built in: \"deepseek_r1\", \"qwen3\""
+                ))
+            })?),
+        };
+        let tools = match tool_parser {
+            None => false,
+            Some("hermes") => true,
+            Some(name) => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown tool parser {name:?}; built in: \"hermes\""
+                )));
+            }
+        };
+        let replay = match parser_state {
+            "resumable" => false,
+            "replay" => true,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "parser_state must be \"resumable\" or \"replay\", got {other:?}"
+                )));
+            }
+        };
+        let det = detokenizer.shared();
+        let parsers = Parsers::new(&det, reasoning, tools);
+        Ok(PyDerenderer {
+            inner: Derenderer::new(det, served_model_name, eos_token_ids, max_model_len)
+                .with_parsers(parsers, replay),
+        })
+    }
+
+    /// The built-in reasoning parser's name, if one is on.
+    #[getter]
+    fn reasoning_parser(&self) -> Option<&'static str> {
+        self.inner
+            .parsers()
+            .and_then(|p| p.reasoning())
+            .map(Reasoning::name)
+    }
+
+    /// `"hermes"` when the built-in tool parser is on.
+    #[getter]
+    fn tool_parser(&self) -> Option<&'static str> {
+        self.inner.parsers().filter(|p| p.tools()).map(|_| "hermes")
+    }
+
+    /// `"replay"` or `"resumable"`.
+    #[getter]
+    fn parser_state(&self) -> &'static str {
+        if self.inner.replays() {
+            "replay"
+        } else {
+            "resumable"
         }
     }
 

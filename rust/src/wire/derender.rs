@@ -22,7 +22,7 @@ pub const MAX_CHOICES: usize = 256;
 /// Most alternatives a logprob position may carry (OpenAI's limit).
 pub const MAX_TOP_LOGPROBS: usize = 20;
 
-type Res<T> = Result<T, WireError>;
+pub(super) type Res<T> = Result<T, WireError>;
 
 /// Parses a body, or says what is wrong with it (and where).
 pub(super) fn parse(body: &[u8]) -> Res<Body<'_>> {
@@ -59,7 +59,7 @@ pub(super) fn parse(body: &[u8]) -> Res<Body<'_>> {
 }
 
 /// A 200 answer and what it did.
-pub(super) struct Answer {
+pub(crate) struct Answer {
     pub body: Vec<u8>,
     /// Output token ids derendered.
     pub tokens: u64,
@@ -97,20 +97,20 @@ pub(super) fn replace_non_finite(body: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// What the original request asks of derender.
-struct Params<'r> {
-    skip_special: bool,
-    stops: StopStrings,
-    min_tokens: u64,
-    include_stop: bool,
-    stop_token_ids: &'r [u32],
-    ignore_eos: bool,
-    return_token_ids: bool,
+pub(super) struct Params<'r> {
+    pub(super) skip_special: bool,
+    pub(super) stops: StopStrings,
+    pub(super) min_tokens: u64,
+    pub(super) include_stop: bool,
+    pub(super) stop_token_ids: &'r [u32],
+    pub(super) ignore_eos: bool,
+    pub(super) return_token_ids: bool,
     /// How many alternatives to keep per logprob position (`None`: all).
-    top: Option<usize>,
+    pub(super) top: Option<usize>,
 }
 
 impl<'r> Params<'r> {
-    fn new(req: Option<&'r Request<'_>>, chat: bool) -> Params<'r> {
+    pub(super) fn new(req: Option<&'r Request<'_>>, chat: bool) -> Params<'r> {
         let Some(req) = req else {
             return Params {
                 skip_special: true,
@@ -161,7 +161,7 @@ impl<'r> Params<'r> {
 }
 
 /// A resolved logprob position.
-struct Lp {
+pub(super) struct Lp {
     token: String,
     logprob: f64,
     /// The `bytes` a chat-shape entry sent with literal text; else the UTF-8 of `token`.
@@ -199,13 +199,13 @@ fn clamp(x: Option<f64>) -> f64 {
     }
 }
 
-fn now() -> u64 {
+pub(super) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
 }
 
-fn random_id() -> String {
+pub(super) fn random_id() -> String {
     use std::collections::hash_map::RandomState;
     use std::hash::{BuildHasher, Hasher};
     let mut s = String::with_capacity(32);
@@ -218,7 +218,10 @@ fn random_id() -> String {
 }
 
 /// Parses a raw field as `T` (null gives `None`).
-fn raw_as<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>, name: &str) -> Res<Option<T>> {
+pub(super) fn raw_as<'a, T: Deserialize<'a>>(
+    raw: Option<&'a RawValue>,
+    name: &str,
+) -> Res<Option<T>> {
     match raw {
         None => Ok(None),
         Some(r) => serde_json::from_str::<Option<T>>(r.get()).map_err(|e| {
@@ -239,18 +242,20 @@ impl Derenderer {
         }
         let stream = body.stream.unwrap_or(false);
         match (chat, stream) {
+            (true, false) if self.parsers.is_some() => self.chat_whole_parsed(body),
             (true, false) => self.chat_whole(body),
             (false, false) => self.completion_whole(body),
+            (true, true) if self.parsers.is_some() => self.chat_stream_parsed(body),
             (_, true) => self.stream_chunk(chat, body),
         }
     }
 
-    fn model_name<'b>(&'b self, body: &'b Body<'_>) -> &'b str {
+    pub(super) fn model_name<'b>(&'b self, body: &'b Body<'_>) -> &'b str {
         body.model.as_deref().unwrap_or(&self.served_model_name)
     }
 
     /// Rejects payloads over the resource bounds before any decoding.
-    fn check_limits(&self, resp: &Generate<'_>, at: &str) -> Res<()> {
+    pub(super) fn check_limits(&self, resp: &Generate<'_>, at: &str) -> Res<()> {
         if resp.choices.len() > MAX_CHOICES {
             return Err(WireError::bad_param(
                 format!(
@@ -316,7 +321,7 @@ impl Derenderer {
 
     /// Which ids to detokenize, and the stop reason: a stop token that ended the choice is
     /// not part of its text.
-    fn stop_token<'a>(
+    pub(super) fn stop_token<'a>(
         &self,
         ids: &[u32],
         choice: &Choice<'a>,
@@ -467,7 +472,7 @@ impl Derenderer {
 
     /// Token strings for every position (REFERENCE section 4); `context` holds the last sampled
     /// ids before the first position and is left holding the last ones after the last.
-    fn resolve_logprobs(
+    pub(super) fn resolve_logprobs(
         &self,
         entries: &[Obj<LogprobEntry<'_>>],
         top: Option<usize>,
@@ -707,7 +712,11 @@ impl Derenderer {
         })
     }
 
-    fn write_prompt_logprobs(&self, j: &mut Json, p: Option<&[Option<Pairs<Obj<PromptLogprob>>>]>) {
+    pub(super) fn write_prompt_logprobs(
+        &self,
+        j: &mut Json,
+        p: Option<&[Option<Pairs<Obj<PromptLogprob>>>]>,
+    ) {
         let Some(positions) = p else {
             j.raw("null");
             return;
@@ -752,7 +761,7 @@ impl Derenderer {
 
     // --- streaming ------------------------------------------------------------------------------
 
-    fn check_state(&self, s: &State, p: &Params<'_>) -> Res<()> {
+    pub(super) fn check_state(&self, s: &State, p: &Params<'_>) -> Res<()> {
         let bad =
             |m: String| WireError::bad_param(format!("invalid stream_state: {m}"), "stream_state");
         if s.prev_tokens.len() > MAX_WINDOW {
@@ -939,7 +948,7 @@ impl Derenderer {
     }
 }
 
-fn write_request_id(j: &mut Json, resp: &Generate<'_>) {
+pub(super) fn write_request_id(j: &mut Json, resp: &Generate<'_>) {
     match resp.request_id.as_deref() {
         Some(id) => j.str(id),
         None => j.str(&random_id()),
@@ -978,7 +987,7 @@ fn placeholder(token: &str) -> Res<Option<u32>> {
     })
 }
 
-fn write_raw(j: &mut Json, raw: Option<&RawValue>) {
+pub(super) fn write_raw(j: &mut Json, raw: Option<&RawValue>) {
     j.raw(raw.map_or("null", RawValue::get));
 }
 
@@ -993,7 +1002,7 @@ fn write_finish(j: &mut Json, o: &Out<'_>) {
     }
 }
 
-fn write_usage(
+pub(super) fn write_usage(
     j: &mut Json,
     prompt: i64,
     completion: i64,
@@ -1013,7 +1022,7 @@ fn write_usage(
     j.raw("}");
 }
 
-fn write_chat_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>) {
+pub(super) fn write_chat_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>) {
     let content = match lps {
         None => return j.raw("null"),
         Some(None) => return j.raw("{\"content\":null}"),
@@ -1122,7 +1131,7 @@ fn write_completion_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>, offset
     j.raw("]}");
 }
 
-fn write_state(j: &mut Json, s: &State) {
+pub(super) fn write_state(j: &mut Json, s: &State) {
     j.raw("{\"prev_tokens\":[");
     for (i, t) in s.prev_tokens.iter().enumerate() {
         if i > 0 {
@@ -1164,5 +1173,12 @@ fn write_state(j: &mut Json, s: &State) {
     j.u64(s.generated_tokens);
     j.raw(",\"stopped\":");
     j.bool(s.stopped);
+    if let Some(parser) = &s.parser {
+        j.raw(",\"parser\":");
+        // A plain struct of strings, numbers and booleans: serializing it cannot fail.
+        if serde_json::to_writer(&mut j.buf, parser).is_err() {
+            j.raw("null");
+        }
+    }
     j.raw("}");
 }

@@ -212,6 +212,16 @@ pub(crate) struct Request<'a> {
     pub logprobs: Option<BoolOrCount>,
     #[serde(default)]
     pub top_logprobs: Option<i64>,
+    /// Only how many there are matters.
+    #[serde(default)]
+    pub tools: Option<Vec<serde::de::IgnoredAny>>,
+    /// `"none"`, `"auto"`, `"required"`, or an object naming a function.
+    #[serde(default, borrow)]
+    pub tool_choice: Option<&'a RawValue>,
+    #[serde(default)]
+    pub parallel_tool_calls: Option<bool>,
+    #[serde(default)]
+    pub include_reasoning: Option<bool>,
 }
 
 /// `stop`: one string or a list of them.
@@ -293,6 +303,8 @@ pub(crate) struct State {
     pub generated_tokens: u64,
     /// A stop string matched: the stream has ended.
     pub stopped: bool,
+    /// The reasoning and tool parsers' state (resumable parsing).
+    pub parser: Option<crate::parse::ParseState>,
 }
 
 /// A struct that must come as a JSON object (serde alone also reads a struct from an array of

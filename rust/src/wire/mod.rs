@@ -11,10 +11,11 @@
 mod derender;
 mod input;
 mod json;
+mod parsed;
 
 use std::sync::Arc;
 
-use crate::Detokenizer;
+use crate::{Detokenizer, Parsers};
 
 pub use derender::{MAX_CHOICES, MAX_TOP_LOGPROBS};
 
@@ -33,6 +34,8 @@ pub struct Derenderer {
     served_model_name: String,
     eos_token_ids: Vec<u32>,
     max_model_len: Option<usize>,
+    parsers: Option<Parsers>,
+    replay: bool,
 }
 
 /// A status and a JSON body, with figures for metrics.
@@ -126,7 +129,28 @@ impl Derenderer {
             served_model_name: served_model_name.into(),
             eos_token_ids,
             max_model_len,
+            parsers: None,
+            replay: false,
         }
+    }
+
+    /// The same derenderer with reasoning and tool parsers for chat. With `replay`, streams
+    /// carry vLLM's replay buffer (every output id) and each chunk replays it; otherwise they
+    /// carry the parsers' small state.
+    pub fn with_parsers(mut self, parsers: Option<Parsers>, replay: bool) -> Derenderer {
+        self.parsers = parsers;
+        self.replay = replay;
+        self
+    }
+
+    /// The parsers, if any.
+    pub fn parsers(&self) -> Option<&Parsers> {
+        self.parsers.as_ref()
+    }
+
+    /// Whether streams replay their history every chunk.
+    pub fn replays(&self) -> bool {
+        self.replay
     }
 
     /// The detokenizer.

@@ -1,0 +1,341 @@
+//! Reasoning and tool-call parsing of chat output (REFERENCE section 6), resumable.
+//!
+//! The parsers run over the output one token at a time: each token's text (as the stream emits
+//! it) and, for the markers that are a single token in the vocabulary, the marker it is. Their
+//! whole state is a small serializable value, so a stateless stream carries it from chunk to
+//! chunk and no chunk needs the history; replaying the history from a fresh state gives the same
+//! state, which is how a replay-buffer state (vLLM's) is continued.
+//!
+//! - `think` reasoning (`deepseek_r1`, `qwen3`): output between `<think>` and `</think>` is
+//!   reasoning. The prompt decides where the output starts: inside reasoning when its last think
+//!   marker opens one, in content when it closes one; with neither, DeepSeek-R1 starts in
+//!   reasoning (its template opens `<think>` for the model) and Qwen3 in content.
+//! - `hermes` tool calls: `<tool_call>{"name": ..., "arguments": ...}</tool_call>`. Content is
+//!   the text before the first call. In a call a JSON scanner finds the name (sent once known)
+//!   and the raw text of the arguments value (sent as it grows); `</tool_call>` inside a JSON
+//!   string does not end the call.
+
+mod hermes;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Detokenizer;
+pub(crate) use hermes::ToolState;
+
+/// Which reasoning parser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reasoning {
+    /// DeepSeek-R1: output starts in reasoning unless the prompt closed `<think>`.
+    DeepSeekR1,
+    /// Qwen3: output starts in content unless the prompt opened `<think>`.
+    Qwen3,
+}
+
+impl Reasoning {
+    /// The parser of a name (`"deepseek_r1"`, `"qwen3"`).
+    pub fn from_name(name: &str) -> Option<Reasoning> {
+        match name {
+            "deepseek_r1" => Some(Reasoning::DeepSeekR1),
+            "qwen3" => Some(Reasoning::Qwen3),
+            _ => None,
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reasoning::DeepSeekR1 => "deepseek_r1",
+            Reasoning::Qwen3 => "qwen3",
+        }
+    }
+}
+
+/// A marker's text, and its id when it is one token of the vocabulary (then only that token
+/// counts as the marker; otherwise its text does, wherever it appears).
+#[derive(Debug, Clone)]
+pub(crate) struct Marker {
+    pub text: &'static str,
+    pub id: Option<u32>,
+}
+
+impl Marker {
+    fn new(det: &Detokenizer, text: &'static str) -> Marker {
+        let id = det
+            .token_to_id(text)
+            .filter(|&id| det.decode(&[id], false).is_ok_and(|t| t == text));
+        Marker { text, id }
+    }
+}
+
+/// What a token is, to the parsers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tag {
+    ThinkOpen,
+    ThinkClose,
+    CallOpen,
+    CallClose,
+}
+
+/// The configured parsers and their markers in this vocabulary.
+#[derive(Debug, Clone)]
+pub struct Parsers {
+    pub(crate) reasoning: Option<Reasoning>,
+    pub(crate) tools: bool,
+    pub(crate) think_open: Marker,
+    pub(crate) think_close: Marker,
+    pub(crate) call_open: Marker,
+    pub(crate) call_close: Marker,
+}
+
+impl Parsers {
+    /// Parsers for `det`'s vocabulary; `None` when neither is asked for.
+    pub fn new(det: &Detokenizer, reasoning: Option<Reasoning>, tools: bool) -> Option<Parsers> {
+        if reasoning.is_none() && !tools {
+            return None;
+        }
+        Some(Parsers {
+            reasoning,
+            tools,
+            think_open: Marker::new(det, "<think>"),
+            think_close: Marker::new(det, "</think>"),
+            call_open: Marker::new(det, "<tool_call>"),
+            call_close: Marker::new(det, "</tool_call>"),
+        })
+    }
+
+    /// The reasoning parser, if any.
+    pub fn reasoning(&self) -> Option<Reasoning> {
+        self.reasoning
+    }
+
+    /// Whether the hermes tool parser is on.
+    pub fn tools(&self) -> bool {
+        self.tools
+    }
+
+    /// The marker `id` is, if it is one that counts by id.
+    #[inline]
+    pub(crate) fn tag(&self, id: u32) -> Option<Tag> {
+        let is = |m: &Marker| m.id == Some(id);
+        if self.reasoning.is_some() && is(&self.think_open) {
+            Some(Tag::ThinkOpen)
+        } else if self.reasoning.is_some() && is(&self.think_close) {
+            Some(Tag::ThinkClose)
+        } else if self.tools && is(&self.call_open) {
+            Some(Tag::CallOpen)
+        } else if self.tools && is(&self.call_close) {
+            Some(Tag::CallClose)
+        } else {
+            None
+        }
+    }
+
+    /// The state a choice's output starts in, from the prompt's ids.
+    pub(crate) fn initial(&self, prompt: &[u32]) -> ParseState {
+        let reasoning = match self.reasoning {
+            None => false,
+            Some(kind) => {
+                let open = self.think_open.id;
+                let close = self.think_close.id;
+                let last = prompt
+                    .iter()
+                    .rev()
+                    .find(|&&id| Some(id) == open || Some(id) == close);
+                match last {
+                    Some(&id) => Some(id) == open,
+                    None => kind == Reasoning::DeepSeekR1,
+                }
+            }
+        };
+        ParseState {
+            reasoning,
+            held: String::new(),
+            tool: ToolState::default(),
+        }
+    }
+}
+
+/// What the request asks of the tool parser.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ToolRules {
+    /// Tool calls are parsed at all (`tools` given, `tool_choice` not `"none"`).
+    pub enabled: bool,
+    /// More than one call may be sent.
+    pub parallel: bool,
+}
+
+/// One choice's parser state, carried in `stream_state["parser"]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ParseState {
+    /// Inside reasoning.
+    #[serde(rename = "r", default)]
+    pub reasoning: bool,
+    /// Text held back because it may begin a think marker (text-matched markers only).
+    #[serde(rename = "h", default, skip_serializing_if = "String::is_empty")]
+    pub held: String,
+    #[serde(rename = "t", default)]
+    pub tool: ToolState,
+}
+
+/// A tool call's part of one delta.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CallDelta {
+    pub index: u32,
+    /// The name, on the call's first delta only.
+    pub name: Option<String>,
+    pub arguments: String,
+}
+
+/// What parsing one step added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Delta {
+    pub content: String,
+    pub reasoning: String,
+    pub calls: Vec<CallDelta>,
+}
+
+impl Delta {
+    pub(crate) fn start_call(&mut self, index: u32, name: String) {
+        self.calls.push(CallDelta {
+            index,
+            name: Some(name),
+            arguments: String::new(),
+        });
+    }
+
+    pub(crate) fn push_arguments(&mut self, index: u32, text: &str) {
+        match self.calls.last_mut() {
+            Some(last) if last.index == index => last.arguments.push_str(text),
+            _ => self.calls.push(CallDelta {
+                index,
+                name: None,
+                arguments: text.to_owned(),
+            }),
+        }
+    }
+}
+
+/// Longest suffix of `text` (on a char boundary) that is a proper prefix of `marker`.
+pub(crate) fn open_suffix(text: &str, marker: &str) -> usize {
+    let max = marker.len().saturating_sub(1).min(text.len());
+    (1..=max)
+        .rev()
+        .find(|&n| {
+            text.is_char_boundary(text.len() - n)
+                && marker.starts_with(text.get(text.len() - n..).unwrap_or_default())
+        })
+        .unwrap_or(0)
+}
+
+impl ParseState {
+    /// Feeds one token's text; `tag` is the marker the token is, if it counts by id.
+    pub(crate) fn feed(
+        &mut self,
+        text: &str,
+        tag: Option<Tag>,
+        p: &Parsers,
+        rules: ToolRules,
+        out: &mut Delta,
+    ) {
+        if p.reasoning.is_none() {
+            self.tool.feed(text, tag, p, rules, out);
+            return;
+        }
+        match tag {
+            Some(t @ (Tag::ThinkOpen | Tag::ThinkClose)) => {
+                let marker = if t == Tag::ThinkOpen {
+                    &p.think_open
+                } else {
+                    &p.think_close
+                };
+                let before = text.strip_suffix(marker.text).unwrap_or(text);
+                self.route(before, None, p, rules, out);
+                self.reasoning = t == Tag::ThinkOpen;
+            }
+            _ if p.think_open.id.is_some() && p.think_close.id.is_some() => {
+                self.route(text, tag, p, rules, out);
+            }
+            _ => self.scan_think(text, tag, p, rules, out),
+        }
+    }
+
+    /// Sends text to reasoning or, in content, on to the tool parser.
+    fn route(
+        &mut self,
+        text: &str,
+        tag: Option<Tag>,
+        p: &Parsers,
+        rules: ToolRules,
+        out: &mut Delta,
+    ) {
+        if self.reasoning {
+            out.reasoning.push_str(text);
+        } else {
+            self.tool.feed(text, tag, p, rules, out);
+        }
+    }
+
+    /// Think markers matched by text: scan for the one that ends the current mode, holding back
+    /// a suffix that may begin it.
+    fn scan_think(
+        &mut self,
+        text: &str,
+        tag: Option<Tag>,
+        p: &Parsers,
+        rules: ToolRules,
+        out: &mut Delta,
+    ) {
+        let mut buf = std::mem::take(&mut self.held);
+        buf.push_str(text);
+        let mut rest = buf.as_str();
+        loop {
+            let marker = if self.reasoning {
+                p.think_close.text
+            } else {
+                p.think_open.text
+            };
+            if let Some(at) = rest.find(marker) {
+                self.route(rest.get(..at).unwrap_or_default(), None, p, rules, out);
+                self.reasoning = !self.reasoning;
+                rest = rest.get(at + marker.len()..).unwrap_or_default();
+                continue;
+            }
+            let keep = open_suffix(rest, marker);
+            let (send, hold) = rest.split_at(rest.len() - keep);
+            self.route(send, tag, p, rules, out);
+            self.held = hold.to_owned();
+            break;
+        }
+    }
+
+    /// The output ended: what is held back is text after all, and a call still open is closed.
+    pub(crate) fn finish(&mut self, p: &Parsers, rules: ToolRules, out: &mut Delta) {
+        let held = std::mem::take(&mut self.held);
+        self.route(&held, None, p, rules, out);
+        self.tool.finish(rules, out);
+    }
+}
+
+/// A tool call id that a replayed or retried chunk derives again: from the request id, the
+/// choice index and the tool index (two FNV-1a hashes, 32 hex digits).
+pub(crate) fn tool_call_id(request_id: &str, choice: u32, tool: u32) -> String {
+    let hash = |seed: u64| {
+        let mut h = seed;
+        let mut eat = |bytes: &[u8]| {
+            for &b in bytes {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        };
+        eat(request_id.as_bytes());
+        eat(&[0]);
+        eat(&choice.to_le_bytes());
+        eat(&tool.to_le_bytes());
+        h
+    };
+    format!(
+        "chatcmpl-tool-{:016x}{:016x}",
+        hash(0xcbf2_9ce4_8422_2325),
+        hash(0x6c62_272e_07bb_0142)
+    )
+}
