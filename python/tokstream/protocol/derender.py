@@ -105,7 +105,8 @@ class DerenderStreamState(WireModel):
     was already sent. That part grows with the output; the server bounds it by ``max_model_len``.
 
     Beyond vLLM, streams honour stop strings: ``held_text``, ``generated_tokens`` and
-    ``stopped`` carry that progress (defaults mean none), and vLLM ignores them.
+    ``stopped`` carry that progress (defaults mean none), and the built-in parsers keep their
+    small state in ``parser`` instead of the replay buffer; vLLM ignores all four.
 
     >>> DerenderStreamState(prev_tokens=["Hello", "Ġworld"], read_offset=2).prefix_offset
     0
@@ -132,6 +133,9 @@ class DerenderStreamState(WireModel):
     held_text: str = ""
     generated_tokens: NonNegativeInt = 0
     stopped: bool = False
+    # The built-in reasoning and tool parsers' state, carried whole from one chunk to the next
+    # (resumable parsing; opaque to clients). Absent when no parser runs or in replay mode.
+    parser: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _check_window_and_replay(self) -> Self:

@@ -120,7 +120,7 @@ impl ToolState {
         rules: ToolRules,
         out: &mut Delta,
     ) {
-        if !rules.enabled {
+        if !rules.enabled || !p.tools {
             out.content.push_str(text);
             return;
         }
