@@ -87,6 +87,10 @@ class DerenderCompletionRequest(WireModel):
         return self
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
 class DerenderStreamState(WireModel):
     """What a streaming client carries from one derender call to the next, per choice.
 
@@ -135,7 +139,7 @@ class DerenderStreamState(WireModel):
     stopped: bool = False
     # The built-in reasoning and tool parsers' state, carried whole from one chunk to the next
     # (resumable parsing; opaque to clients). Absent when no parser runs or in replay mode.
-    parser: dict[str, Any] | None = None
+    parser: dict[str, Any] | None = Field(default=None, exclude_if=_is_none)
 
     @model_validator(mode="after")
     def _check_window_and_replay(self) -> Self:
