@@ -454,3 +454,57 @@ def test_unknown_parsers_are_refused_with_a_clear_message(flag: str, known: str)
     assert flag in done.stderr and "invalid choice" in done.stderr, done.stderr
     assert known in done.stderr, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("mode", ["resumable", "replay"])
+def test_parsers_over_http(tmp_path: Path, mode: str) -> None:
+    """With --reasoning-parser and --tool-call-parser, a stream and the whole response agree."""
+    tok = load_tokenizer("qwen3")
+    enc = lambda text: tok.encode(text, add_special_tokens=False).ids  # noqa: E731
+    think, end = tok.token_to_id("<think>"), tok.token_to_id("</think>")
+    prompt = [*enc("<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"), think]
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "東京 🗼"}}\n</tool_call>'
+    gen = [*enc("Tokyo, so 東京.\n"), end, *enc("\n\nChecking."), *enc(call)]
+    chat = {"messages": [], "tools": [{"type": "function", "function": {"name": "get_weather"}}]}
+    flags = ["--reasoning-parser", "qwen3", "--tool-call-parser", "hermes", "--parser-state", mode]
+    server = start_own(tmp_path, [*qwen_args(), *flags])
+    try:
+        generate = {"request_id": "r-1", "choices": [{"index": 0, "token_ids": gen}]}
+        body = {"generate_response": generate, "prompt_token_ids": prompt, "chat_request": chat}
+        whole = server.ok(CHAT, body)["choices"][0]
+        message = whole["message"]
+        assert (message["reasoning"], message["content"]) == ("Tokyo, so 東京.\n", "\n\nChecking.")
+        (tool,) = message["tool_calls"]
+        assert tool["function"] == {"name": "get_weather", "arguments": '{"city": "東京 🗼"}'}
+        assert whole["finish_reason"] == "tool_calls"
+        state: Any = None
+        reasoning = content = arguments = ""
+        ids: list[str] = []
+        for k, token_id in enumerate(gen):
+            finish = "stop" if k == len(gen) - 1 else None
+            choice = {"index": 0, "token_ids": [token_id], "finish_reason": finish}
+            chunk = {"request_id": "r-1", "choices": [choice]}
+            answer = server.ok(
+                CHAT,
+                {
+                    "stream": True,
+                    "generate_chunk": chunk,
+                    "stream_state": state,
+                    "prompt_token_ids": prompt,
+                    "chat_request": chat,
+                },
+            )
+            state = answer["stream_state"]
+            delta = answer["chunk"]["choices"][0]["delta"]
+            reasoning += delta["reasoning"] or ""
+            content += delta["content"] or ""
+            for c in delta.get("tool_calls", []):
+                ids += [c["id"]] if c["id"] else []
+                arguments += c["function"]["arguments"]
+        assert (reasoning, content) == (message["reasoning"], message["content"])
+        assert (ids, arguments) == ([tool["id"]], tool["function"]["arguments"])
+        assert answer["chunk"]["choices"][0]["finish_reason"] == "tool_calls"
+        assert (state.get("parser") is not None) == (mode == "resumable")
+    finally:
+        server.stop()
