@@ -54,6 +54,7 @@ ORDER = (
     "bench_step",
     "bench_prompt",
     "bench_derender",
+    "bench_parsers",
     "bench_load",
     "bench_batch",
     "bench_memory",

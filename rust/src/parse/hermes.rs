@@ -93,6 +93,9 @@ pub(crate) struct ToolState {
     /// Arguments text scanned before the name was known.
     #[serde(rename = "p", default, skip_serializing_if = "String::is_empty")]
     pending: String,
+    /// The call's arguments value was met (a repeated key's value is not sent).
+    #[serde(rename = "g", default)]
+    has_arguments: bool,
 }
 
 impl ToolState {
@@ -213,6 +216,7 @@ impl ToolState {
         self.name.clear();
         self.sent = false;
         self.pending.clear();
+        self.has_arguments = false;
     }
 
     /// Ends the call: a call whose name was found but not sent yet is sent now.
@@ -299,7 +303,10 @@ impl ToolState {
                 }
                 self.role = match self.key.as_str() {
                     "name" => Role::Name,
-                    "arguments" | "parameters" => Role::Arguments,
+                    "arguments" | "parameters" if !self.has_arguments => {
+                        self.has_arguments = true;
+                        Role::Arguments
+                    }
                     _ => Role::Other,
                 };
                 self.at = match c {

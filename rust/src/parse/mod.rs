@@ -339,3 +339,101 @@ pub(crate) fn tool_call_id(request_id: &str, choice: u32, tool: u32) -> String {
         hash(0x6c62_272e_07bb_0142)
     )
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Parsers whose markers all count by text (as the hermes tags do on DeepSeek-R1).
+    fn by_text(reasoning: Option<Reasoning>) -> Parsers {
+        let m = |text| Marker { text, id: None };
+        Parsers {
+            reasoning,
+            tools: true,
+            think_open: m("<think>"),
+            think_close: m("</think>"),
+            call_open: m("<tool_call>"),
+            call_close: m("</tool_call>"),
+        }
+    }
+
+    const RULES: ToolRules = ToolRules {
+        enabled: true,
+        parallel: true,
+    };
+
+    /// Content, reasoning and `(name, arguments)` per call, from `pieces` fed in order.
+    fn run(p: &Parsers, pieces: &[&str]) -> (String, String, Vec<(String, String)>) {
+        let mut state = p.initial(&[]);
+        let mut all = Delta::default();
+        for piece in pieces {
+            let mut d = Delta::default();
+            state.feed(piece, None, p, RULES, &mut d);
+            // The state travels as JSON between chunks.
+            state = serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
+            all.content.push_str(&d.content);
+            all.reasoning.push_str(&d.reasoning);
+            all.calls.extend(d.calls);
+        }
+        state.finish(p, RULES, &mut all);
+        let mut calls: Vec<(String, String)> = Vec::new();
+        for c in all.calls {
+            match c.name {
+                Some(name) => calls.push((name, c.arguments)),
+                None => calls.last_mut().unwrap().1.push_str(&c.arguments),
+            }
+        }
+        (all.content, all.reasoning, calls)
+    }
+
+    const OUTPUT: &str = "plan 中</think>\n\nHi 👋<tool_call>\n{\"arguments\": {\"q\": \"a}</tool_call>\\\"\", \
+                          \"n\": [1, {\"x\": []}]}, \"name\": \"find\", \"arguments\": {\"z\": 1}}\n\
+                          </tool_call>\n<tool_call>{\"name\": \"none\"}</tool_call>";
+
+    #[test]
+    fn one_piece_gives_content_reasoning_and_calls() {
+        let (content, reasoning, calls) = run(&by_text(Some(Reasoning::DeepSeekR1)), &[OUTPUT]);
+        assert_eq!(reasoning, "plan 中");
+        assert_eq!(content, "\n\nHi 👋");
+        let args = "{\"q\": \"a}</tool_call>\\\"\", \"n\": [1, {\"x\": []}]}";
+        assert_eq!(
+            calls,
+            [("find".into(), args.into()), ("none".into(), String::new())]
+        );
+    }
+
+    #[test]
+    fn every_split_gives_the_same_result() {
+        let p = by_text(Some(Reasoning::DeepSeekR1));
+        let whole = run(&p, &[OUTPUT]);
+        let cuts: Vec<usize> = OUTPUT.char_indices().map(|(i, _)| i).collect();
+        for &a in &cuts {
+            for &b in cuts.iter().filter(|&&b| b > a).step_by(7) {
+                let pieces = [&OUTPUT[..a], &OUTPUT[a..b], &OUTPUT[b..]];
+                assert_eq!(run(&p, &pieces), whole, "cut at {a} and {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_prompt_decides_where_the_output_starts() {
+        let mut p = by_text(Some(Reasoning::Qwen3));
+        p.think_open.id = Some(7);
+        p.think_close.id = Some(8);
+        assert!(p.initial(&[1, 7, 2]).reasoning);
+        assert!(!p.initial(&[7, 8, 2]).reasoning);
+        assert!(!p.initial(&[1, 2]).reasoning);
+        p.reasoning = Some(Reasoning::DeepSeekR1);
+        assert!(p.initial(&[1, 2]).reasoning);
+        assert!(!p.initial(&[7, 8]).reasoning);
+    }
+
+    #[test]
+    fn ids_are_stable_and_distinct() {
+        assert_eq!(tool_call_id("r", 0, 1), tool_call_id("r", 0, 1));
+        assert_ne!(tool_call_id("r", 0, 1), tool_call_id("r", 0, 2));
+        assert_ne!(tool_call_id("r", 0, 1), tool_call_id("r", 1, 1));
+        assert_eq!(tool_call_id("r", 0, 0).len(), "chatcmpl-tool-".len() + 32);
+    }
+}

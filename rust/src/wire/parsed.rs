@@ -90,7 +90,7 @@ impl Derenderer {
     }
 
     /// Feeds `ids` through the stream and the parsers, one token at a time; with `flush`, the
-    /// output ends here.
+    /// output ends here. Returns how many chars of text the ids decoded to.
     fn parse_ids(
         stream: &mut Stream,
         ids: &[u32],
@@ -99,17 +99,20 @@ impl Derenderer {
         pz: &Parsers,
         rules: ToolRules,
         out: &mut Delta,
-    ) -> Res<()> {
+    ) -> Res<u64> {
+        let mut chars = 0;
         for &id in ids {
             let text = stream.step(&[id]).map_err(decode_err)?;
+            chars += text.chars().count();
             ps.feed(text, pz.tag(id), pz, rules, out);
         }
         if flush {
             let text = stream.finish().map_err(decode_err)?;
+            chars += text.chars().count();
             ps.feed(text, None, pz, rules, out);
             ps.finish(pz, rules, out);
         }
-        Ok(())
+        Ok(chars as u64)
     }
 
     fn resolve(
