@@ -205,7 +205,7 @@ pub(super) fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-pub(super) fn random_id() -> String {
+fn random_id() -> String {
     use std::collections::hash_map::RandomState;
     use std::hash::{BuildHasher, Hasher};
     let mut s = String::with_capacity(32);
@@ -809,8 +809,12 @@ impl Derenderer {
         Ok(())
     }
 
-    fn stream_chunk(&self, chat: bool, mut body: Body<'_>) -> Res<Answer> {
-        let resp = body.generate_chunk.as_ref().ok_or_else(|| {
+    /// A stream request's generate chunk: present, at most one choice, within the limits.
+    pub(super) fn stream_generate<'b, 'a>(
+        &self,
+        chunk: Option<&'b Generate<'a>>,
+    ) -> Res<&'b Generate<'a>> {
+        let resp = chunk.ok_or_else(|| {
             WireError::bad_param("missing field `generate_chunk`", "generate_chunk")
         })?;
         if resp.choices.len() > 1 {
@@ -824,6 +828,11 @@ impl Derenderer {
             ));
         }
         self.check_limits(resp, "generate_chunk")?;
+        Ok(resp)
+    }
+
+    fn stream_chunk(&self, chat: bool, mut body: Body<'_>) -> Res<Answer> {
+        let resp = self.stream_generate(body.generate_chunk.as_deref())?;
         let prompt_tokens: Option<i64> = raw_as(body.prompt_tokens, "prompt_tokens")?;
         let request = if chat {
             body.chat_request.as_ref()
@@ -878,17 +887,7 @@ impl Derenderer {
         }
 
         let mut j = Json::with_capacity(512);
-        j.raw("{\"chunk\":{\"id\":");
-        write_request_id(&mut j, resp);
-        j.raw(if chat {
-            ",\"object\":\"chat.completion.chunk\",\"created\":"
-        } else {
-            ",\"object\":\"text_completion\",\"created\":"
-        });
-        j.u64(now());
-        j.raw(",\"model\":");
-        j.str(self.model_name(&body));
-        j.raw(",\"choices\":[");
+        open_chunk(&mut j, &request_id_of(resp), chat, self.model_name(&body));
         if let Some((choice, o)) = &out {
             j.raw("{\"index\":");
             j.u64(u64::from(choice.index));
@@ -919,36 +918,71 @@ impl Derenderer {
             j.raw("}");
             state.logprob_text_offset += o.text.chars().count() as u64;
         }
-        j.raw("],\"usage\":");
-        match &resp.usage {
-            None => j.raw("null"),
-            Some(u) => write_usage(
-                &mut j,
-                prompt_tokens.or(u.prompt_tokens).unwrap_or(0),
-                u.completion_tokens.unwrap_or(0),
-                Some((u.prompt_tokens_details, u.completion_tokens_details)),
-            ),
-        }
-        if chat {
-            j.raw(",\"prompt_token_ids\":null");
-        }
-        j.raw("},\"stream_state\":");
-        let state_at = j.buf.len();
-        write_state(&mut j, &state);
-        let state_bytes = (j.buf.len() - state_at) as u64;
-        j.raw("}");
         let tokens = out
             .as_ref()
             .map_or(0, |(c, _)| c.token_ids.as_ref().map_or(0, Vec::len));
-        Ok(Answer {
-            body: j.buf,
-            tokens: tokens as u64,
-            state_bytes,
-        })
+        Ok(close_chunk(j, resp, prompt_tokens, chat, &state, tokens))
     }
 }
 
-pub(super) fn write_request_id(j: &mut Json, resp: &Generate<'_>) {
+/// Opens a stream answer: `{"chunk":{"id":...,"object":...,"created":...,"model":...,"choices":[`.
+pub(super) fn open_chunk(j: &mut Json, request_id: &str, chat: bool, model: &str) {
+    j.raw("{\"chunk\":{\"id\":");
+    j.str(request_id);
+    j.raw(if chat {
+        ",\"object\":\"chat.completion.chunk\",\"created\":"
+    } else {
+        ",\"object\":\"text_completion\",\"created\":"
+    });
+    j.u64(now());
+    j.raw(",\"model\":");
+    j.str(model);
+    j.raw(",\"choices\":[");
+}
+
+/// Closes a stream answer after its choices: usage, then the state for the next call.
+pub(super) fn close_chunk(
+    mut j: Json,
+    resp: &Generate<'_>,
+    prompt_tokens: Option<i64>,
+    chat: bool,
+    state: &State,
+    tokens: usize,
+) -> Answer {
+    j.raw("],\"usage\":");
+    match &resp.usage {
+        None => j.raw("null"),
+        Some(u) => write_usage(
+            &mut j,
+            prompt_tokens.or(u.prompt_tokens).unwrap_or(0),
+            u.completion_tokens.unwrap_or(0),
+            Some((u.prompt_tokens_details, u.completion_tokens_details)),
+        ),
+    }
+    if chat {
+        j.raw(",\"prompt_token_ids\":null");
+    }
+    j.raw("},\"stream_state\":");
+    let state_at = j.buf.len();
+    write_state(&mut j, state);
+    let state_bytes = (j.buf.len() - state_at) as u64;
+    j.raw("}");
+    Answer {
+        body: j.buf,
+        tokens: tokens as u64,
+        state_bytes,
+    }
+}
+
+/// The generate request id, or a fresh one.
+pub(super) fn request_id_of(resp: &Generate<'_>) -> String {
+    match resp.request_id.as_deref() {
+        Some(id) => id.to_owned(),
+        None => random_id(),
+    }
+}
+
+fn write_request_id(j: &mut Json, resp: &Generate<'_>) {
     match resp.request_id.as_deref() {
         Some(id) => j.str(id),
         None => j.str(&random_id()),

@@ -9,7 +9,8 @@
 use std::borrow::Cow;
 
 use super::derender::{
-    Answer, Lp, Params, Res, now, raw_as, write_chat_logprobs, write_raw, write_state, write_usage,
+    Answer, Lp, Params, Res, close_chunk, now, open_chunk, raw_as, request_id_of,
+    write_chat_logprobs, write_raw, write_usage,
 };
 use super::input::{Body, Choice, Generate, Obj, Request, State, StopReason};
 use super::json::Json;
@@ -250,20 +251,7 @@ impl Derenderer {
             .take()
             .map(|s: Obj<State>| s.0)
             .unwrap_or_default();
-        let resp = body.generate_chunk.as_deref().ok_or_else(|| {
-            WireError::bad_param("missing field `generate_chunk`", "generate_chunk")
-        })?;
-        if resp.choices.len() > 1 {
-            return Err(WireError::bad_param(
-                format!(
-                    "a stream chunk carries at most one choice, got {}; send one request per \
-                     choice index, each with its own stream_state",
-                    resp.choices.len()
-                ),
-                "generate_chunk.choices",
-            ));
-        }
-        self.check_limits(resp, "generate_chunk")?;
+        let resp = self.stream_generate(body.generate_chunk.as_deref())?;
         let req = Self::chat_request(&body)?;
         let mut p = Params::new(Some(req), true);
         p.skip_special = false;
@@ -378,13 +366,7 @@ impl Derenderer {
         }
 
         let mut j = Json::with_capacity(512);
-        j.raw("{\"chunk\":{\"id\":");
-        j.str(&request_id);
-        j.raw(",\"object\":\"chat.completion.chunk\",\"created\":");
-        j.u64(now());
-        j.raw(",\"model\":");
-        j.str(self.model_name(&body));
-        j.raw(",\"choices\":[");
+        open_chunk(&mut j, &request_id, true, self.model_name(&body));
         if let Some((choice, delta, logprobs, finish, stop_reason)) = &out {
             j.raw("{\"index\":");
             j.u64(u64::from(choice.index));
@@ -437,37 +419,10 @@ impl Derenderer {
             j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
             j.raw("}");
         }
-        j.raw("],\"usage\":");
-        match &resp.usage {
-            None => j.raw("null"),
-            Some(u) => write_usage(
-                &mut j,
-                prompt_tokens.or(u.prompt_tokens).unwrap_or(0),
-                u.completion_tokens.unwrap_or(0),
-                Some((u.prompt_tokens_details, u.completion_tokens_details)),
-            ),
-        }
-        j.raw(",\"prompt_token_ids\":null},\"stream_state\":");
-        let state_at = j.buf.len();
-        write_state(&mut j, &state);
-        let state_bytes = (j.buf.len() - state_at) as u64;
-        j.raw("}");
         let tokens = out
             .as_ref()
             .map_or(0, |(c, ..)| c.token_ids.as_ref().map_or(0, Vec::len));
-        Ok(Answer {
-            body: j.buf,
-            tokens: tokens as u64,
-            state_bytes,
-        })
-    }
-}
-
-/// The generate request id, or a fresh one (tool-call ids derive from it).
-fn request_id_of(resp: &Generate<'_>) -> String {
-    match resp.request_id.as_deref() {
-        Some(id) => id.to_owned(),
-        None => super::derender::random_id(),
+        Ok(close_chunk(j, resp, prompt_tokens, true, &state, tokens))
     }
 }
 
