@@ -88,6 +88,7 @@ def _serve(args: argparse.Namespace) -> int:
         "port": args.port,
         "log_level": args.log_level,
         "access_log": False,
+        "server_header": False,
         "lifespan": "on",
         "timeout_graceful_shutdown": 10,
     }

@@ -288,7 +288,9 @@ class App:
 
 
 async def _respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> int:
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    # With its length given, the body goes out in one piece rather than chunked.
+    length = (b"content-length", str(len(body)).encode())
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, length]})
     await send({"type": "http.response.body", "body": body})
     return status
 
