@@ -277,3 +277,33 @@ def test_typed_faces_carry_the_parser_state(name: str, mode: str) -> None:
         run.finishes.append(chosen["finish_reason"])
     assert run.result() == json_run.result()
     assert run.result().message == want.message
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hostile_parser_states_are_refused(name: str) -> None:
+    """A carried parser state is checked: unknown shapes and oversize fields get a 400, and a
+    well-formed one is continued."""
+    case = cases(name)[1]
+    r = derenderer(name, VARIANT[name], "hermes")
+    first = ok(r, CHAT, first_chunk(case.prompt, case.gen[:3], chat_request=chat_request()))
+    state = first["stream_state"]
+    assert state["parser"] is not None
+    # The chars of text parsed so far, as without a parser.
+    text = load_detokenizer(name).decode(case.gen[:3])
+    assert state["logprob_text_offset"] == len(text) > 0
+    hostile = [
+        {"r": "yes"},
+        {"r": True, "h": "<" * 100_000},
+        {"r": True, "t": {"a": "no such place"}},
+        {"r": True, "t": {"n": 1, "i": True, "h": "x" * 5_000}},
+        {"r": True, "t": {"n": 1, "i": True, "p": "1" * 100_000}},
+        [],
+    ]
+    for parser in hostile:
+        body = first_chunk(case.prompt, case.gen[3:5], chat_request=chat_request())
+        body["stream_state"] = {**state, "parser": parser}
+        status, answer = post(r, CHAT, body)
+        assert_error(status, answer, 400)
+    body = first_chunk(case.prompt, case.gen[3:5], chat_request=chat_request())
+    body["stream_state"] = state
+    assert ok(r, CHAT, body)["chunk"]["choices"]

@@ -8,6 +8,8 @@ use super::{Delta, Parsers, Tag, ToolRules, open_suffix};
 const MAX_PENDING: usize = 1536;
 const MAX_NAME: usize = 256;
 const MAX_KEY: usize = 64;
+/// Most bytes of text held back for a tag (`</tool_call>` is 12).
+pub(crate) const MAX_HELD: usize = 16;
 
 /// Where the scanner is in a call's top-level JSON object.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -205,7 +207,7 @@ impl ToolState {
     }
 
     fn open(&mut self) {
-        self.calls += 1;
+        self.calls = self.calls.saturating_add(1);
         self.in_call = true;
         self.at = At::Start;
         self.depth = 0;
@@ -228,6 +230,23 @@ impl ToolState {
         self.name.clear();
         self.pending.clear();
         self.key.clear();
+    }
+
+    /// Whether a carried state is one this parser could have written (bounded fields).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let long = |what: &str, len: usize, max: usize| {
+            if len > max {
+                Err(format!(
+                    "its {what} is {len} bytes, at most {max} are carried"
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        long("held text", self.held.len(), MAX_HELD)?;
+        long("key", self.key.len(), MAX_KEY + 4)?;
+        long("name", self.name.len(), MAX_NAME + 4)?;
+        long("pending arguments", self.pending.len(), MAX_PENDING + 4)
     }
 
     /// Whether the scanner is inside a JSON string (where a closing tag is text).
@@ -356,7 +375,7 @@ impl ToolState {
                 } else {
                     match c {
                         '"' => self.quoted = true,
-                        '{' | '[' => self.depth += 1,
+                        '{' | '[' => self.depth = self.depth.saturating_add(1),
                         '}' | ']' => self.depth = self.depth.saturating_sub(1),
                         _ => {}
                     }

@@ -308,6 +308,19 @@ impl ParseState {
         }
     }
 
+    /// Whether a carried state is one the parsers could have written: a hostile one (long held
+    /// text, say) would cost every later token a scan of it.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.held.len() > hermes::MAX_HELD {
+            return Err(format!(
+                "its held text is {} bytes, at most {} are carried",
+                self.held.len(),
+                hermes::MAX_HELD
+            ));
+        }
+        self.tool.check()
+    }
+
     /// The output ended: what is held back is text after all, and a call still open is closed.
     pub(crate) fn finish(&mut self, p: &Parsers, rules: ToolRules, out: &mut Delta) {
         let held = std::mem::take(&mut self.held);

@@ -1210,7 +1210,7 @@ pub(super) fn write_state(j: &mut Json, s: &State) {
     if let Some(parser) = &s.parser {
         j.raw(",\"parser\":");
         // A plain struct of strings, numbers and booleans: serializing it cannot fail.
-        if serde_json::to_writer(&mut j.buf, parser).is_err() {
+        if serde_json::to_writer(&mut j.buf, &parser.0).is_err() {
             j.raw("null");
         }
     }

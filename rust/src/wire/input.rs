@@ -304,7 +304,7 @@ pub(crate) struct State {
     /// A stop string matched: the stream has ended.
     pub stopped: bool,
     /// The reasoning and tool parsers' state (resumable parsing).
-    pub parser: Option<crate::parse::ParseState>,
+    pub parser: Option<Obj<crate::parse::ParseState>>,
 }
 
 /// A struct that must come as a JSON object (serde alone also reads a struct from an array of

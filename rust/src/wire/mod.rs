@@ -338,6 +338,29 @@ mod tests {
         }
 
         #[test]
+        fn mutated_parser_bodies_get_an_answer(at in 0usize..500, byte in proptest::num::u8::ANY) {
+            let plain = derenderer();
+            let det = Arc::clone(plain.detokenizer());
+            let parsers = Parsers::new(&det, Some(crate::Reasoning::DeepSeekR1), true);
+            for replay in [false, true] {
+                let r = derenderer().with_parsers(parsers.clone(), replay);
+                let body = json!({"stream": true, "prompt_token_ids": [0, 1],
+                    "stream_state": {"prev_tokens": ["H"], "read_offset": 1,
+                        "output_token_ids": [0], "output_chunk_lens": [1],
+                        "parser": {"r": true, "t": {"n": 1, "i": true, "a": "O", "d": 2,
+                            "q": true, "k": "arguments", "r": "a", "s": true}}},
+                    "generate_chunk": {"request_id": "r", "choices": [{"index": 0,
+                        "token_ids": [3, 4, 5, 2, 0], "finish_reason": "stop"}]},
+                    "chat_request": {"tools": [{}], "tool_choice": "auto"}});
+                let mut bytes = body.to_string().into_bytes();
+                let at = at % bytes.len();
+                bytes[at] = byte;
+                let status = r.handle_json(CHAT_PATH, &bytes).status;
+                proptest::prop_assert!(matches!(status, 200 | 400 | 404));
+            }
+        }
+
+        #[test]
         fn mutated_bodies_get_an_answer(at in 0usize..400, byte in proptest::num::u8::ANY) {
             let body = json!({"stream": true, "stream_state": {"prev_tokens": ["H", "i"],
                 "read_offset": 2, "held_text": "", "generated_tokens": 2},

@@ -260,6 +260,12 @@ impl Derenderer {
         let prompt_tokens: Option<i64> = raw_as(body.prompt_tokens, "prompt_tokens")?;
         let request_ids: Option<Vec<u32>> = raw_as(body.prompt_token_ids, "prompt_token_ids")?;
         self.check_state(&state, &p)?;
+        if let Some(Err(e)) = state.parser.as_deref().map(ParseState::check) {
+            return Err(WireError::bad_param(
+                format!("invalid stream_state.parser: {e}"),
+                "stream_state",
+            ));
+        }
         if state.output_token_ids.len() > self.max_model_len.unwrap_or(usize::MAX) {
             return Err(WireError::bad_param(
                 "stream_state.output_token_ids is longer than max_model_len",
@@ -305,14 +311,14 @@ impl Derenderer {
                     .map_err(|e| {
                         WireError::bad_param(format!("invalid stream_state: {e}"), "stream_state")
                     })?;
-                (stream, state.parser.take().unwrap_or_default())
+                (stream, state.parser.take().map(|p| p.0).unwrap_or_default())
             };
             let ids = choice.token_ids.as_deref().unwrap_or_default();
             let finish = choice.finish_reason.clone().flatten();
             let (keep, stop_reason) = self.stop_token(ids, choice, finish.as_deref(), &p);
             let mut delta = Delta::default();
             let kept = ids.get(..keep).unwrap_or_default();
-            Self::parse_ids(
+            state.logprob_text_offset += Self::parse_ids(
                 &mut stream,
                 kept,
                 finish.is_some(),
@@ -359,7 +365,7 @@ impl Derenderer {
             } else {
                 state.output_token_ids.clear();
                 state.output_chunk_lens.clear();
-                state.parser = Some(ps);
+                state.parser = Some(Obj(ps));
             }
             let finish = rewrite_finish(finish, state.tools_streamed, ask.named);
             out = Some((choice, delta, logprobs, finish, stop_reason));
