@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Delta, Parsers, Tag, ToolRules, open_suffix};
+use super::{Delta, Parsers, Tag, ToolRules, joined, open_suffix};
 
 /// Most chars of arguments held while the name is not known yet, and of a name.
 const MAX_PENDING: usize = 1536;
@@ -168,9 +168,8 @@ impl ToolState {
             }
             return;
         }
-        let mut buf = std::mem::take(&mut self.held);
-        buf.push_str(text);
-        let mut rest = buf.as_str();
+        let buf = joined(std::mem::take(&mut self.held), text);
+        let mut rest: &str = &buf;
         'outer: loop {
             if !self.in_call {
                 let marker = p.call_open.text;

@@ -215,6 +215,16 @@ impl Delta {
     }
 }
 
+/// `held` then `text`, copied only when something was held.
+pub(crate) fn joined(mut held: String, text: &str) -> std::borrow::Cow<'_, str> {
+    if held.is_empty() {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        held.push_str(text);
+        std::borrow::Cow::Owned(held)
+    }
+}
+
 /// Longest suffix of `text` (on a char boundary) that is a proper prefix of `marker`.
 pub(crate) fn open_suffix(text: &str, marker: &str) -> usize {
     let max = marker.len().saturating_sub(1).min(text.len());
@@ -285,9 +295,8 @@ impl ParseState {
         rules: ToolRules,
         out: &mut Delta,
     ) {
-        let mut buf = std::mem::take(&mut self.held);
-        buf.push_str(text);
-        let mut rest = buf.as_str();
+        let buf = joined(std::mem::take(&mut self.held), text);
+        let mut rest: &str = &buf;
         loop {
             let marker = if self.reasoning {
                 p.think_close.text

@@ -424,25 +424,37 @@ impl Derenderer {
             let stop = p.stops.stops().get(index).cloned().unwrap_or_default();
             stop_reason = Some(StopReason::Text(Cow::Owned(stop)));
         }
-        let logprobs = match &choice.logprobs {
-            None => None,
-            Some(l) => match &l.content {
-                None => Some(None),
-                Some(entries) => {
-                    let mut running = context.clone();
-                    Some(Some(self.resolve_logprobs(entries, p.top, &mut running)?))
-                }
-            },
-        };
-        // The context is the last sampled ids, whether or not this chunk carried logprobs.
-        context.extend_from_slice(ids);
-        context.drain(..context.len().saturating_sub(CONTEXT));
+        let logprobs = self.choice_logprobs(choice, p.top, context)?;
         Ok(Out {
             text,
             finish_reason,
             stop_reason,
             logprobs,
         })
+    }
+
+    /// A choice's logprobs with their strings resolved (`None`: none sent; `Some(None)`:
+    /// `{"content": null}`). `context` holds the last sampled ids before the choice's ids and is
+    /// left holding the last ones after them, whether or not logprobs came.
+    pub(super) fn choice_logprobs(
+        &self,
+        choice: &Choice<'_>,
+        top: Option<usize>,
+        context: &mut Vec<u32>,
+    ) -> Res<Option<Option<Vec<Lp>>>> {
+        let logprobs = match &choice.logprobs {
+            None => None,
+            Some(l) => match &l.content {
+                None => Some(None),
+                Some(entries) => {
+                    let mut running = context.clone();
+                    Some(Some(self.resolve_logprobs(entries, top, &mut running)?))
+                }
+            },
+        };
+        context.extend_from_slice(choice.token_ids.as_deref().unwrap_or_default());
+        context.drain(..context.len().saturating_sub(CONTEXT));
+        Ok(logprobs)
     }
 
     fn resolve_token(
@@ -575,7 +587,7 @@ impl Derenderer {
 
         let mut j = Json::with_capacity(512 + outs.iter().map(|o| o.text.len() * 2).sum::<usize>());
         j.raw("{\"id\":");
-        write_request_id(&mut j, resp);
+        j.str(&request_id_of(resp));
         j.raw(",\"object\":\"chat.completion\",\"created\":");
         j.u64(now());
         j.raw(",\"model\":");
@@ -594,11 +606,25 @@ impl Derenderer {
                  \"tool_calls\":[],\"reasoning\":null},\"logprobs\":",
             );
             write_chat_logprobs(&mut j, &o.logprobs);
-            write_finish(&mut j, o);
+            write_finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
             j.raw(",\"token_ids\":");
             j.opt_ids(c.token_ids.as_deref().filter(|_| p.return_token_ids));
             j.raw("}");
         }
+        Ok(self.close_whole_chat(j, resp, prompt_tokens, completion, prompt, &p))
+    }
+
+    /// Closes a whole chat answer after its choices: usage, prompt logprobs and ids, transfer
+    /// parameters.
+    pub(super) fn close_whole_chat(
+        &self,
+        mut j: Json,
+        resp: &Generate<'_>,
+        prompt_tokens: i64,
+        completion: usize,
+        prompt: Option<&[u32]>,
+        p: &Params<'_>,
+    ) -> Answer {
         j.raw("],\"service_tier\":null,\"system_fingerprint\":null,\"usage\":");
         write_usage(&mut j, prompt_tokens, completion as i64, None);
         j.raw(",\"prompt_logprobs\":");
@@ -608,11 +634,11 @@ impl Derenderer {
         j.raw(",\"kv_transfer_params\":");
         write_raw(&mut j, resp.kv_transfer_params);
         j.raw("}");
-        Ok(Answer {
+        Answer {
             body: j.buf,
             tokens: completion as u64,
             state_bytes: 0,
-        })
+        }
     }
 
     fn completion_whole(&self, body: Body<'_>) -> Res<Answer> {
@@ -659,7 +685,7 @@ impl Derenderer {
         let mut total_completion: usize = 0;
         let mut j = Json::with_capacity(1024);
         j.raw("{\"id\":");
-        write_request_id(&mut j, &gens[0]);
+        j.str(&request_id_of(&gens[0]));
         j.raw(",\"object\":\"text_completion\",\"created\":");
         j.u64(now());
         j.raw(",\"model\":");
@@ -690,7 +716,7 @@ impl Derenderer {
                 j.str(&o.text);
                 j.raw(",\"logprobs\":");
                 write_completion_logprobs(&mut j, &o.logprobs, 0);
-                write_finish(&mut j, &o);
+                write_finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
                 j.raw(",\"token_ids\":");
                 j.opt_ids(c.token_ids.as_deref().filter(|_| p.return_token_ids));
                 j.raw(",\"prompt_logprobs\":");
@@ -909,7 +935,7 @@ impl Derenderer {
                 j.raw(",\"logprobs\":");
                 write_completion_logprobs(&mut j, &o.logprobs, state.logprob_text_offset);
             }
-            write_finish(&mut j, o);
+            write_finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
             if !chat {
                 j.raw(",\"prompt_token_ids\":null");
             }
@@ -975,17 +1001,10 @@ pub(super) fn close_chunk(
 }
 
 /// The generate request id, or a fresh one.
-pub(super) fn request_id_of(resp: &Generate<'_>) -> String {
+pub(super) fn request_id_of<'r>(resp: &'r Generate<'_>) -> Cow<'r, str> {
     match resp.request_id.as_deref() {
-        Some(id) => id.to_owned(),
-        None => random_id(),
-    }
-}
-
-fn write_request_id(j: &mut Json, resp: &Generate<'_>) {
-    match resp.request_id.as_deref() {
-        Some(id) => j.str(id),
-        None => j.str(&random_id()),
+        Some(id) => Cow::Borrowed(id),
+        None => Cow::Owned(random_id()),
     }
 }
 
@@ -1025,11 +1044,11 @@ pub(super) fn write_raw(j: &mut Json, raw: Option<&RawValue>) {
     j.raw(raw.map_or("null", RawValue::get));
 }
 
-fn write_finish(j: &mut Json, o: &Out<'_>) {
+pub(super) fn write_finish(j: &mut Json, finish: Option<&str>, stop: Option<&StopReason<'_>>) {
     j.raw(",\"finish_reason\":");
-    j.opt_str(o.finish_reason.as_deref());
+    j.opt_str(finish);
     j.raw(",\"stop_reason\":");
-    match &o.stop_reason {
+    match stop {
         None => j.raw("null"),
         Some(StopReason::Id(id)) => j.u64(*id),
         Some(StopReason::Text(t)) => j.str(t),

@@ -9,14 +9,13 @@
 use std::borrow::Cow;
 
 use super::derender::{
-    Answer, Lp, Params, Res, close_chunk, now, open_chunk, raw_as, request_id_of,
-    write_chat_logprobs, write_raw, write_usage,
+    Answer, Params, Res, close_chunk, now, open_chunk, raw_as, request_id_of, write_chat_logprobs,
+    write_finish,
 };
-use super::input::{Body, Choice, Generate, Obj, Request, State, StopReason};
+use super::input::{Body, Generate, Obj, Request, State};
 use super::json::Json;
 use super::{Derenderer, WireError};
 use crate::Parsers;
-use crate::logprobs::CONTEXT;
 use crate::parse::{Delta, ParseState, ToolRules, tool_call_id};
 use crate::stream::Stream;
 
@@ -116,21 +115,6 @@ impl Derenderer {
         Ok(chars as u64)
     }
 
-    fn resolve(
-        &self,
-        choice: &Choice<'_>,
-        p: &Params<'_>,
-        context: &mut Vec<u32>,
-    ) -> Res<Option<Option<Vec<Lp>>>> {
-        Ok(match &choice.logprobs {
-            None => None,
-            Some(l) => match &l.content {
-                None => Some(None),
-                Some(entries) => Some(Some(self.resolve_logprobs(entries, p.top, context)?)),
-            },
-        })
-    }
-
     fn no_stop_strings(p: &Params<'_>) -> Res<()> {
         if p.stops.is_empty() {
             Ok(())
@@ -187,8 +171,7 @@ impl Derenderer {
             let kept = ids.get(..keep).unwrap_or_default();
             Self::parse_ids(&mut stream, kept, true, &mut ps, pz, ask.rules, &mut delta)?;
             let calls = assemble(&delta);
-            let mut context = Vec::new();
-            let logprobs = self.resolve(choice, &p, &mut context)?;
+            let logprobs = self.choice_logprobs(choice, p.top, &mut Vec::new())?;
             let finish = rewrite_finish(finish, !calls.is_empty(), ask.named);
 
             if i > 0 {
@@ -222,25 +205,12 @@ impl Derenderer {
             }
             j.raw("},\"logprobs\":");
             write_chat_logprobs(&mut j, &logprobs);
-            write_reasons(&mut j, finish.as_deref(), stop_reason.as_ref());
+            write_finish(&mut j, finish.as_deref(), stop_reason.as_ref());
             j.raw(",\"token_ids\":");
             j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
             j.raw("}");
         }
-        j.raw("],\"service_tier\":null,\"system_fingerprint\":null,\"usage\":");
-        write_usage(&mut j, prompt_tokens, completion as i64, None);
-        j.raw(",\"prompt_logprobs\":");
-        self.write_prompt_logprobs(&mut j, resp.prompt_logprobs.as_deref());
-        j.raw(",\"prompt_token_ids\":");
-        j.opt_ids(Some(prompt).filter(|_| p.return_token_ids));
-        j.raw(",\"kv_transfer_params\":");
-        write_raw(&mut j, resp.kv_transfer_params);
-        j.raw("}");
-        Ok(Answer {
-            body: j.buf,
-            tokens: completion as u64,
-            state_bytes: 0,
-        })
+        Ok(self.close_whole_chat(j, resp, prompt_tokens, completion, Some(prompt), &p))
     }
 
     pub(super) fn chat_stream_parsed(&self, mut body: Body<'_>) -> Res<Answer> {
@@ -328,12 +298,7 @@ impl Derenderer {
                 &mut delta,
             )?;
             let logprobs =
-                self.resolve(choice, &p, &mut state.logprob_context_token_ids.clone())?;
-            state.logprob_context_token_ids.extend_from_slice(ids);
-            let n = state.logprob_context_token_ids.len();
-            state
-                .logprob_context_token_ids
-                .drain(..n.saturating_sub(CONTEXT));
+                self.choice_logprobs(choice, p.top, &mut state.logprob_context_token_ids)?;
 
             let (tokens, _, read) = stream.window();
             state.prev_tokens = tokens.into_iter().map(str::to_owned).collect();
@@ -420,7 +385,7 @@ impl Derenderer {
             }
             j.raw("},\"logprobs\":");
             write_chat_logprobs(&mut j, logprobs);
-            write_reasons(&mut j, finish.as_deref(), stop_reason.as_ref());
+            write_finish(&mut j, finish.as_deref(), stop_reason.as_ref());
             j.raw(",\"token_ids\":");
             j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
             j.raw("}");
@@ -442,17 +407,6 @@ fn rewrite_finish<'a>(
     match finish {
         Some(f) if f == "stop" && tools && !named => Some(Cow::Borrowed("tool_calls")),
         other => other,
-    }
-}
-
-fn write_reasons(j: &mut Json, finish: Option<&str>, stop: Option<&StopReason<'_>>) {
-    j.raw(",\"finish_reason\":");
-    j.opt_str(finish);
-    j.raw(",\"stop_reason\":");
-    match stop {
-        None => j.raw("null"),
-        Some(StopReason::Id(id)) => j.u64(*id),
-        Some(StopReason::Text(t)) => j.str(t),
     }
 }
 
