@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 from derender_reference import ReferenceDerenderer
-from support import generation_ids, load_tokenizer, tokenizer_path, unavailable
+from support import generation_ids, load_tokenizer, tokenizer_path
 from tokstream.protocol import GenerateResponse, GenerateStreamResponse
 
 NAME = "qwen3"
@@ -69,10 +69,8 @@ def handlers() -> dict[str, Handle]:
     """Both implementations' ``handle_json`` over qwen3, with ``<|im_end|>`` as EOS."""
     tok = load_tokenizer(NAME)
     eos = (tok.token_to_id(EOS),)
-    try:
-        from tokstream import Derenderer, Detokenizer
-    except ImportError as exc:
-        unavailable(f"tokstream.Derenderer is not built/installed: {exc}")
+    from tokstream import Derenderer, Detokenizer
+
     detok = Detokenizer.from_file(str(tokenizer_path(NAME)))
     return {
         "tokstream": Derenderer(detok, served_model_name=MODEL, eos_token_ids=eos).handle_json,

@@ -44,7 +44,7 @@ from typing import Any
 import pytest
 from generation import GENERATION
 from parser_reference import ReplayChatDerenderer
-from support import load_tokenizer, tokenizer_path, unavailable
+from support import load_tokenizer, tokenizer_path
 from tokstream.protocol import GenerateStreamResponse
 
 NAME = "qwen3"
@@ -220,17 +220,14 @@ def handlers() -> dict[str, Any]:
     """The three ``handle_json`` over qwen3 with the qwen3 and hermes parsers."""
     tok = load_tokenizer(NAME)
     eos = (tok.token_to_id(EOS),)
-    try:
-        from tokstream import Derenderer, Detokenizer
+    from tokstream import Derenderer, Detokenizer
 
-        detok = Detokenizer.from_file(str(tokenizer_path(NAME)))
-        options = {"reasoning_parser": "qwen3", "tool_parser": "hermes"}
-        resumable = Derenderer(detok, served_model_name=MODEL, eos_token_ids=eos, **options)
-        replay = Derenderer(
-            detok, served_model_name=MODEL, eos_token_ids=eos, parser_state="replay", **options
-        )
-    except (ImportError, TypeError) as exc:
-        unavailable(f"tokstream.Derenderer with parsers is not built/installed: {exc}")
+    detok = Detokenizer.from_file(str(tokenizer_path(NAME)))
+    options = {"reasoning_parser": "qwen3", "tool_parser": "hermes"}
+    resumable = Derenderer(detok, served_model_name=MODEL, eos_token_ids=eos, **options)
+    replay = Derenderer(
+        detok, served_model_name=MODEL, eos_token_ids=eos, parser_state="replay", **options
+    )
     reference = ReplayChatDerenderer(
         tok, MODEL, eos, reasoning_parser="qwen3", tool_parser="hermes"
     )

@@ -8,9 +8,7 @@ Run from the repository root (the project's pytest settings in ``pyproject.toml`
 ``testpaths`` names only ``tests``, so a plain ``pytest`` never reaches this folder, and the
 collection hook below adds ``bench_*.py`` for files under ``benches/`` only.
 
-The real ``tokenizer.json`` files are read from ``../shared/tokenizers`` beside the repository
-(env ``TOKSTREAM_SHARED`` overrides, naming that ``shared`` folder or its ``tokenizers`` folder).
-When they or the built package are missing, benches skip, or fail when env ``CI`` is set.
+The real tokenizers come from the project's compressed fixtures (``fixtures/``); nothing skips.
 """
 
 from __future__ import annotations

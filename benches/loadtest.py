@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from load_health import health_markdown, run_health
 from load_support import (
     ROOT,
@@ -55,7 +56,8 @@ from load_support import (
     make_streams,
     percentile,
 )
-from real_tokenizers import tokenizers_dir
+
+from fixtures import model_dir
 
 _STATE_KEY = b'"stream_state":'
 _HEADERS = {"Content-Type": "application/json"}
@@ -336,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    default_tok = tokenizers_dir() / "qwen3"
+    default_tok = model_dir("qwen3")
     parser.add_argument("--tokenizer", default=str(default_tok), help="tokenizer.json or folder")
     parser.add_argument("--streams", type=int, nargs="+", help="N per run (default: 64 256)")
     parser.add_argument("--tokens", type=int, help="output ids per stream (default: 512)")

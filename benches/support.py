@@ -13,9 +13,11 @@ from typing import Any
 
 from generation import GENERATION
 
-# The tests' module for locating the real tokenizers (also for benches run in a fresh process).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from real_tokenizers import load_tokenizer, tokenizer_path, unavailable
+# The project's tokenizer fixtures (also for benches run in a fresh process, as a script).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tokenizers import Tokenizer
+
+from fixtures import tokenizer_json as tokenizer_path
 
 #: The tokenizers the step benches sweep: three byte-level, two SentencePiece byte-fallback and
 #: two on the windowed engine (WordPiece and Metaspace/Unigram).
@@ -31,12 +33,19 @@ STEP_TOKENIZERS: tuple[str, ...] = (
 
 
 @functools.cache
+def load_tokenizer(name: str) -> Tokenizer:
+    """Loads the ``tokenizers`` oracle once for a real tokenizer, padding and truncation off."""
+    tok = Tokenizer.from_file(str(tokenizer_path(name)))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+@functools.cache
 def load_detokenizer(name: str) -> Any:
-    """Loads ``tokstream.Detokenizer`` once for a real tokenizer (skips when not built)."""
-    try:
-        import tokstream
-    except ImportError as exc:
-        unavailable(f"tokstream is not built/installed: {exc}")
+    """Loads ``tokstream.Detokenizer`` once for a real tokenizer."""
+    import tokstream
+
     return tokstream.Detokenizer.from_file(str(tokenizer_path(name)))
 
 

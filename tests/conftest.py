@@ -1,9 +1,8 @@
 """Shared fixtures: the real tokenizer files, the oracle, tokstream itself, hypothesis profiles.
 
-The real ``tokenizer.json`` files live beside the repo in ``../shared/tokenizers`` (override with
-env ``TOKSTREAM_SHARED``, naming either that ``shared`` folder or the ``tokenizers`` folder itself).
-When they, or the built ``tokstream`` package, are missing, the tests that need them skip with a
-reason; with env ``CI`` set they fail instead, because a CI run must have no skips.
+The real tokenizers come from the project's compressed fixtures (``fixtures/``, decompressed once
+under ``target/fixtures``), so every test runs on a fresh clone. Nothing skips: a missing build or
+dependency is a failure.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
-from real_tokenizers import load_tokenizer, tokenizer_path, unavailable
+from real_tokenizers import load_tokenizer, tokenizer_path
 from tokenizers import Tokenizer
 from vllm_reference import REPLACEMENT, State, VllmReference
 
@@ -76,11 +75,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 def import_tokstream() -> ModuleType:
-    """Imports the built package, skipping (or failing under CI) when it is not installed."""
-    try:
-        import tokstream
-    except ImportError as exc:
-        unavailable(f"tokstream is not built/installed: {exc}")
+    """Imports the built package (a test fails, never skips, when it is not installed)."""
+    import tokstream
+
     return tokstream
 
 

@@ -20,7 +20,6 @@ from typing import Any
 
 from conftest import chunked, import_tokstream, load_detokenizer
 from corpus import ADDED, END, START, build, samples
-from real_tokenizers import unavailable
 from tokenizers import Tokenizer
 
 CHAT = "/v1/chat/completions/derender"
@@ -85,13 +84,8 @@ def load_derenderer(
     max_model_len: int | None = None,
     served: str = SERVED,
 ) -> Any:
-    """A ``Derenderer`` over a real tokenizer, built once per argument set.
-
-    Skips (fails under CI) while tokstream, its ``Derenderer`` or the tokenizer file is missing.
-    """
-    cls = getattr(import_tokstream(), "Derenderer", None)
-    if cls is None:
-        unavailable("tokstream.Derenderer is not built yet")
+    """A ``Derenderer`` over a real tokenizer, built once per argument set."""
+    cls = import_tokstream().Derenderer
     eos = None if eos_token_ids is None else list(eos_token_ids)
     return cls(
         load_detokenizer(name),

@@ -10,7 +10,6 @@ modes, against the oracle of ``parsers_oracle``.
 from __future__ import annotations
 
 import functools
-import inspect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,6 @@ from typing import Any
 from conftest import import_tokstream, load_detokenizer
 from derender_util import CHAT, gen_choice, gen_chunk, gen_response, ok, state_size
 from parsers_oracle import SERVED, Message, chat_request, oracle
-from real_tokenizers import unavailable
 
 MODES = ("resumable", "replay")
 #: The resumable stream state must stay under this many bytes (compact JSON), at any length.
@@ -51,11 +49,8 @@ MESSAGE_KEYS = frozenset(
 
 
 def derenderer_class() -> Any:
-    """``tokstream.Derenderer`` with parsers; skips (fails under CI) while it has none."""
-    cls = getattr(import_tokstream(), "Derenderer", None)
-    if cls is None or "tool_parser" not in inspect.signature(cls).parameters:
-        unavailable("tokstream.Derenderer has no reasoning/tool parsers yet (issue 4)")
-    return cls
+    """``tokstream.Derenderer``, which takes the reasoning and tool-call parsers."""
+    return import_tokstream().Derenderer
 
 
 @functools.cache

