@@ -22,6 +22,7 @@ from .errors import DerenderError as DerenderError
 from .errors import InvalidTokenIdError as InvalidTokenIdError
 from .errors import InvalidWindowError as InvalidWindowError
 from .errors import NotFoundError as NotFoundError
+from .errors import ParserError as ParserError
 from .errors import StreamFinishedError as StreamFinishedError
 from .errors import TokenizerLoadError as TokenizerLoadError
 from .errors import TokstreamError as TokstreamError
@@ -36,6 +37,7 @@ __all__ = [
     "InvalidTokenIdError",
     "InvalidWindowError",
     "NotFoundError",
+    "ParserError",
     "StreamFinishedError",
     "TokenizerLoadError",
     "TokstreamError",

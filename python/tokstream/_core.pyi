@@ -4,9 +4,38 @@ from collections.abc import Iterable, Sequence
 from os import PathLike
 from typing import Any, final
 
-__all__ = ["Derenderer", "DetokStream", "Detokenizer", "__version__"]
+__all__ = [
+    "CHAT_PATH",
+    "COMPLETION_PATH",
+    "LOGPROB_CONTEXT",
+    "LOGPROB_FLOOR",
+    "MAX_CHOICES",
+    "MAX_TOP_LOGPROBS",
+    "MAX_WINDOW",
+    "PARSER_STATES",
+    "REASONING_PARSERS",
+    "TOOL_PARSERS",
+    "Derenderer",
+    "DetokStream",
+    "Detokenizer",
+    "__version__",
+    "error_body",
+]
 
 __version__: str
+CHAT_PATH: str
+COMPLETION_PATH: str
+MAX_WINDOW: int
+LOGPROB_CONTEXT: int
+LOGPROB_FLOOR: float
+MAX_CHOICES: int
+MAX_TOP_LOGPROBS: int
+REASONING_PARSERS: tuple[str, ...]
+TOOL_PARSERS: tuple[str, ...]
+PARSER_STATES: tuple[str, ...]
+
+def error_body(status: int, message: str, param: str | None = None) -> bytes:
+    """The OpenAI error object of a status, as the derender endpoints answer it."""
 
 _Ids = int | Sequence[int]
 
@@ -94,13 +123,14 @@ class Derenderer:
         reasoning_parser: str | None = None,
         tool_parser: str | None = None,
         parser_state: str = "resumable",
+        user_parser: Any | None = None,
     ) -> Derenderer: ...
     @property
     def reasoning_parser(self) -> str | None:
         """The built-in reasoning parser's name, if one is on."""
     @property
     def tool_parser(self) -> str | None:
-        """``"hermes"`` when the built-in tool parser is on."""
+        """The built-in tool parser's name, if one is on."""
     @property
     def parser_state(self) -> str:
         """``"replay"`` or ``"resumable"``."""

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from . import _core
-from .errors import BadRequestError, DerenderError, NotFoundError
-from .parsers import ParserFactory
+from .errors import BadRequestError, DerenderError, NotFoundError, ParserError
+from .parsers import ParserFactory, UserParser
 from .protocol import (
     ChatCompletionResponse,
     CompletionResponse,
@@ -33,14 +33,13 @@ from .protocol import (
     DerenderCompletionStreamRequest,
     DerenderCompletionStreamResponse,
 )
-from .replay import UserParserChat
 
 __all__ = ["CHAT_PATH", "COMPLETION_PATH", "Derenderer", "default_eos_token_ids"]
 
-CHAT_PATH = "/v1/chat/completions/derender"
+CHAT_PATH: str = _core.CHAT_PATH
 """The chat derender endpoint."""
 
-COMPLETION_PATH = "/v1/completions/derender"
+COMPLETION_PATH: str = _core.COMPLETION_PATH
 """The completions derender endpoint."""
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -108,7 +107,8 @@ class Derenderer:
             sets no bound beyond the body size a server accepts.
         reasoning_parser: A built-in reasoning parser for chat, ``"deepseek_r1"`` or ``"qwen3"``.
         tool_parser: A built-in tool-call parser for chat, ``"hermes"``.
-        parser: A user parser factory (see :mod:`tokstream.parsers`), instead of built-in ones.
+        parser: A user parser factory (see :mod:`tokstream.parsers`), instead of built-in ones;
+            the core runs it where it runs the built-in ones, and its streams replay.
         parser_state: How streams carry the built-in parsers' state: ``"resumable"`` (their
             small state, in ``stream_state["parser"]``) or ``"replay"`` (vLLM's replay buffer
             of every output id, replayed on each chunk).
@@ -117,7 +117,7 @@ class Derenderer:
     ``stream_state``).
     """
 
-    __slots__ = ("_core", "_detokenizer", "_user", "handle_json", "handle_json_stats")
+    __slots__ = ("_core", "_detokenizer", "handle_json", "handle_json_stats")
 
     def __init__(
         self,
@@ -145,34 +145,20 @@ class Derenderer:
             reasoning_parser,
             tool_parser,
             parser_state,
+            None if parser is None else UserParser(parser),
         )
-        self._user = None if parser is None else UserParserChat(self._core, detokenizer, parser)
-        if self._user is None:
-            self.handle_json = self._core.handle_json
-        else:
-            self.handle_json = self._handle_with_user_parser
+        self.handle_json = self._core.handle_json
         """``handle_json(path, body) -> (status, body)``: one POST to a derender endpoint.
 
         ``body`` is the raw JSON bytes. The answer is 200 with the response, 400 with an
         OpenAI-style error object (``{"error": {"message", "type", "param", "code"}}``) for any
-        malformed body, hostile state or payload over the limits, or 404 for an unknown path or
-        model. It never raises for bad input, and bodies of 16 KiB or more are processed
-        without the interpreter lock."""
-        if self._user is None:
-            self.handle_json_stats = self._core.handle_json_stats
-        else:
-            self.handle_json_stats = self._stats_with_user_parser
+        malformed body, hostile state or payload over the limits, 404 for an unknown path or
+        model, or 500 when a user parser raises. It never raises for bad input, and bodies of
+        16 KiB or more are processed without the interpreter lock (a user parser takes it back
+        for its calls)."""
+        self.handle_json_stats = self._core.handle_json_stats
         """``handle_json_stats(path, body) -> (status, body, tokens, state_bytes)``: the same
         answer with the output ids it derendered and the size of the returned stream state."""
-
-    def _handle_with_user_parser(self, path: str, body: bytes) -> tuple[int, bytes]:
-        if path != CHAT_PATH or self._user is None:
-            return self._core.handle_json(path, body)
-        return self._user.handle(path, body)
-
-    def _stats_with_user_parser(self, path: str, body: bytes) -> tuple[int, bytes, int, int]:
-        status, out = self._handle_with_user_parser(path, body)
-        return status, out, 0, 0
 
     @property
     def reasoning_parser(self) -> str | None:
@@ -241,5 +227,8 @@ class Derenderer:
 
 def _error(status: int, body: bytes) -> DerenderError:
     error = json.loads(body)["error"]
-    kind = NotFoundError if status == 404 else BadRequestError
-    return kind(error["message"], error.get("param"))
+    if status == 404:
+        return NotFoundError(error["message"], error.get("param"))
+    if status == 400:
+        return BadRequestError(error["message"], error.get("param"))
+    return ParserError(error["message"], error.get("param"))

@@ -13,6 +13,7 @@ __all__ = [
     "InvalidTokenIdError",
     "InvalidWindowError",
     "NotFoundError",
+    "ParserError",
     "StreamFinishedError",
     "TokenizerLoadError",
     "TokstreamError",
@@ -55,7 +56,7 @@ class DerenderError(TokstreamError, ValueError):
     """A derender request was refused; it maps to an HTTP error answer.
 
     Attributes:
-        status_code: The HTTP status (400 or 404).
+        status_code: The HTTP status (400, 404, or 500 for a user parser's failure).
         error_type: The OpenAI error type name (``"BadRequestError"``, ``"NotFoundError"``).
         param: The request field at fault, when one is known (``"generate_chunk.choices"``).
     """
@@ -78,3 +79,10 @@ class NotFoundError(DerenderError):
 
     status_code = 404
     error_type = "NotFoundError"
+
+
+class ParserError(DerenderError):
+    """500: a user parser raised while derendering (the message names the exception)."""
+
+    status_code = 500
+    error_type = "InternalServerError"

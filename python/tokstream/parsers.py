@@ -7,7 +7,10 @@ Built in, in the native core, with state that a stream carries from chunk to chu
 Users plug in their own through the :class:`Parser` protocol (vLLM's streaming parser shape). Its
 state cannot travel with the stream, so a stream replays its history through a fresh parser on
 every chunk, vLLM's way: pass a factory, ``Derenderer(..., parser=MyParser)``, or register it
-by name and pass ``parser=tokstream.parsers.get("mine")``.
+by name and pass ``parser=tokstream.parsers.get("mine")``. The native core drives a user
+parser exactly as it drives the built-in ones (through :class:`UserParser`, which it calls under
+the interpreter lock), so tool-call ids, the ``finish_reason`` rewrite, statuses and errors are
+the same whichever parser runs.
 
 >>> class Shout:
 ...     def parse_delta(self, delta_text, delta_token_ids, request, prompt_token_ids, finished):
@@ -24,11 +27,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
+from pydantic import ValidationError
+
+from . import _core
 from .protocol import ChatCompletionRequest, DeltaMessage, FunctionCall
 
-__all__ = ["BUILT_IN", "Parser", "ParserFactory", "get", "names", "register"]
+__all__ = ["BUILT_IN", "Parser", "ParserFactory", "UserParser", "get", "names", "register"]
 
-BUILT_IN = {"reasoning": ("deepseek_r1", "qwen3"), "tool": ("hermes",)}
+BUILT_IN = {"reasoning": _core.REASONING_PARSERS, "tool": _core.TOOL_PARSERS}
 """The native parsers, by kind: pass these names as ``reasoning_parser`` / ``tool_parser``."""
 
 
@@ -87,3 +93,54 @@ def get(name: str) -> ParserFactory:
 def names() -> list[str]:
     """The names of the registered user parsers."""
     return sorted(_REGISTRY)
+
+
+_Calls = list[tuple[int, str | None, str]]
+
+
+class UserParser:
+    """A user parser factory as the native core drives it (not called by users).
+
+    ``start`` makes one fresh parser for one choice's output; the session it returns gets each
+    chunk's text and ids (the whole output at once for a whole response) and answers with plain
+    values, so the core turns them into the response as it does the built-in parsers' output.
+    """
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: ParserFactory) -> None:
+        self._factory = factory
+
+    def start(self, request_json: str, prompt_ids: list[int], whole: bool) -> _Session | str:
+        """A session, or why the request cannot be parsed (the core answers it with a 400)."""
+        try:
+            request = ChatCompletionRequest.model_validate_json(request_json)
+        except ValidationError as e:
+            return f"invalid chat_request: {e.errors()[0].get('msg', 'invalid')}"
+        return _Session(self._factory(), request, prompt_ids, whole)
+
+
+class _Session:
+    __slots__ = ("_parser", "_prompt", "_request", "_whole")
+
+    def __init__(
+        self, parser: Parser, request: ChatCompletionRequest, prompt: list[int], whole: bool
+    ) -> None:
+        self._parser = parser
+        self._request = request
+        self._prompt = prompt
+        self._whole = whole
+
+    def chunk(self, text: str, ids: list[int], last: bool) -> tuple[str | None, str | None, _Calls]:
+        """``(content, reasoning, [(index, name, arguments)])`` of one chunk (or whole output)."""
+        if self._whole:
+            reasoning, content, calls = self._parser.parse(text, self._request, ids)
+            return content, reasoning, [(k, c.name, c.arguments) for k, c in enumerate(calls)]
+        delta = self._parser.parse_delta(text, ids, self._request, self._prompt, last)
+        if delta is None:
+            return None, None, []
+        deltas: _Calls = []
+        for call in delta.tool_calls:
+            f = call.function
+            deltas.append((call.index, None if f is None else f.name, (f and f.arguments) or ""))
+        return delta.content, delta.reasoning, deltas

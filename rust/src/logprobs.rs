@@ -9,7 +9,7 @@
 //!   (so the context tokens that were parts of the character report `""`, and the id that
 //!   completes it reports the whole character). With no clean decode the string is `""`.
 
-use crate::Detokenizer;
+use crate::detokenizer::Detokenizer;
 use crate::error::Result;
 
 /// Sampled ids of context a correction may use (vLLM's `logprob_context_token_ids` holds 4).
@@ -52,11 +52,11 @@ impl Detokenizer {
 
     /// Puts back the leading spaces a first-token strip took from `id`'s decode.
     fn restore_leading_spaces(&self, id: u32, text: String) -> String {
-        if !self.engine.strips_first_spaces() {
+        if !self.text_engine().strips_first_spaces() {
             return text;
         }
         let marks = self
-            .vocab
+            .vocab()
             .token(id)
             .map_or(0, |t| t.chars().take_while(|&c| c == '\u{2581}').count());
         let spaces = text.chars().take_while(|&c| c == ' ').count();

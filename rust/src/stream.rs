@@ -32,7 +32,7 @@
 
 use std::sync::Arc;
 
-use crate::Detokenizer;
+use crate::detokenizer::Detokenizer;
 use crate::engine::bytes::push_lossy;
 use crate::engine::{Scratch, Start};
 use crate::error::{Error, Result};
@@ -76,9 +76,51 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// A new stream, seeded from the prompt. Only its last [`SEED_IDS`] ids are read; a prompt of
+    /// fewer ids is known to start the text, which matters only for invalid byte-fallback runs.
+    pub fn new(det: &Arc<Detokenizer>, prompt_ids: &[u32], skip_special: bool) -> Stream {
+        Stream::seeded(Arc::clone(det), prompt_ids, true, skip_special)
+    }
+
+    /// A new stream seeded from the last ids of a longer prompt (at least [`SEED_IDS`] of them,
+    /// or the prompt is taken to begin before them).
+    pub fn from_suffix(
+        det: &Arc<Detokenizer>,
+        prompt_suffix: &[u32],
+        skip_special: bool,
+    ) -> Stream {
+        Stream::seeded(Arc::clone(det), prompt_suffix, false, skip_special)
+    }
+
+    /// The text of each chunk of an output, as a stream seeded from `prompt_ids` emits it:
+    /// `ids` split by `chunk_lens` (which must add up to `ids.len()`). This is a replay buffer's
+    /// history re-derived in one call, for parsers that replay it.
+    pub fn replay_texts(
+        det: &Arc<Detokenizer>,
+        prompt_ids: &[u32],
+        ids: &[u32],
+        chunk_lens: &[usize],
+        skip_special: bool,
+    ) -> Result<Vec<String>> {
+        if chunk_lens.iter().try_fold(0usize, |a, &n| a.checked_add(n)) != Some(ids.len()) {
+            return Err(Error::InvalidWindow {
+                reason: format!("chunk lengths must add up to the {} output ids", ids.len()),
+            });
+        }
+        let mut stream = Stream::new(det, prompt_ids, skip_special);
+        let mut at = 0;
+        let mut texts = Vec::with_capacity(chunk_lens.len());
+        for &n in chunk_lens {
+            let chunk = ids.get(at..at + n).unwrap_or_default();
+            at += n;
+            texts.push(stream.step(chunk)?.to_owned());
+        }
+        Ok(texts)
+    }
+
     /// `prompt_tail` holds the prompt's last ids (only the last [`SEED_IDS`] are read);
     /// `whole_prompt` says it is the entire prompt, so the window's start is known exactly.
-    pub(crate) fn new(
+    fn seeded(
         det: Arc<Detokenizer>,
         prompt_tail: &[u32],
         whole_prompt: bool,
@@ -89,13 +131,13 @@ impl Stream {
         let mut window: Vec<u32> = Vec::with_capacity(8);
         window.extend(
             tail.iter()
-                .filter_map(|&id| det.vocab.window_entry(id, skip_special)),
+                .filter_map(|&id| det.vocab().window_entry(id, skip_special)),
         );
         let prefix = window.len().saturating_sub(PREFIX_OFFSET);
         let mut scratch = Scratch::default();
         let dropped = window.get(..prefix).unwrap_or_default();
         let before = if whole { Start::Exact } else { Start::Cut };
-        let start = det.engine.start_after(dropped, before, &mut scratch);
+        let start = det.text_engine().start_after(dropped, before, &mut scratch);
         window.drain(..prefix);
         let read = window.len();
         let mut s = Stream {
@@ -127,16 +169,16 @@ impl Stream {
         let read = self.window.get(..self.read).unwrap_or_default();
         // Engines whose windows can be final judge an unfinished character from the ids alone
         // (the windowed engine's memo only exists for decoders that never split one).
-        self.settled = det.engine.final_after(read)
+        self.settled = det.text_engine().final_after(read)
             && !det
-                .engine
+                .text_engine()
                 .ends_incomplete(read, self.start, "", &mut self.scratch);
     }
 
     /// Continues from a vLLM window: `prev_tokens` are token strings (`""` for an id without a
     /// token), with `prefix_offset <= read_offset <= prev_tokens.len() <= 1024`.
-    pub(crate) fn resume<S: AsRef<str>>(
-        det: Arc<Detokenizer>,
+    pub fn resume<S: AsRef<str>>(
+        det: &Arc<Detokenizer>,
         prev_tokens: &[S],
         prefix_offset: usize,
         read_offset: usize,
@@ -160,7 +202,7 @@ impl Stream {
         // Every entry is checked, even those before the prefix offset that the window drops.
         for (i, token) in prev_tokens.iter().enumerate() {
             let token = token.as_ref();
-            match det.vocab.id_of(token) {
+            match det.vocab().id_of(token) {
                 Some(_) if i < prefix_offset => {}
                 None if token.is_empty() && i < prefix_offset => {}
                 Some(id) => window.push(id),
@@ -173,7 +215,7 @@ impl Stream {
                 }
             }
         }
-        let mut s = Stream::new(det, &[], true, skip_special);
+        let mut s = Stream::new(det, &[], skip_special);
         s.window = window;
         s.read = read_offset - prefix_offset;
         s.start = Start::Cut;
@@ -260,7 +302,7 @@ impl Stream {
 
     /// vLLM's `(prev_tokens, prefix_offset, read_offset)`, rebased: `prefix_offset` is 0.
     pub fn window(&self) -> (Vec<&str>, usize, usize) {
-        let vocab = &self.det.vocab;
+        let vocab = &self.det.vocab();
         let mut tokens = Vec::with_capacity(self.window.len() + 1);
         let mut read = self.read;
         // The window opens inside a byte run already known to be invalid. Token strings alone
@@ -296,15 +338,17 @@ impl Stream {
 
     /// Whether [`Stream::window`] puts [`RUN_POISON`] ahead of the window.
     fn poisoned(&self) -> bool {
-        self.det.engine.needs_poison(&self.window, self.start)
-            && self.det.vocab.id_of(RUN_POISON).is_some()
+        self.det
+            .text_engine()
+            .needs_poison(&self.window, self.start)
+            && self.det.vocab().id_of(RUN_POISON).is_some()
     }
 
     /// One step of the windowed algorithm over the current window.
     fn advance(&mut self, flush: bool) -> Result<()> {
         let det = &*self.det;
         let held = self.window.len() - self.read;
-        if let (true, Some(bytes)) = (self.settled, det.engine.byte_level()) {
+        if let (true, Some(bytes)) = (self.settled, det.text_engine().byte_level()) {
             // The prefix region's text is final, so the delta is the text of the held entries
             // alone: the same diff vLLM computes, without decoding the prefix.
             let held_ids = self.window.get(self.read..).unwrap_or_default();
@@ -328,24 +372,27 @@ impl Stream {
         }
         self.settled = false;
         self.new_text.clear();
-        det.engine.decode_into(
-            &det.vocab,
+        det.text_engine().decode_into(
+            det.vocab(),
             &self.window,
             self.start,
             &mut self.new_text,
             &mut self.scratch,
         )?;
-        let incomplete =
-            det.engine
-                .ends_incomplete(&self.window, self.start, &self.new_text, &mut self.scratch);
+        let incomplete = det.text_engine().ends_incomplete(
+            &self.window,
+            self.start,
+            &self.new_text,
+            &mut self.scratch,
+        );
         if incomplete && !flush && held < MAX_HELD {
             return Ok(());
         }
         if !self.prefix_valid {
             self.prefix_text.clear();
             let prefix = self.window.get(..self.read).unwrap_or_default();
-            det.engine.decode_into(
-                &det.vocab,
+            det.text_engine().decode_into(
+                det.vocab(),
                 prefix,
                 self.start,
                 &mut self.prefix_text,
@@ -356,7 +403,7 @@ impl Stream {
         let start = if self.new_text.starts_with(self.prefix_text.as_str()) {
             Some(self.prefix_text.len())
         } else if self.at_prompt
-            && !det.engine.complete_run_rewritten(
+            && !det.text_engine().complete_run_rewritten(
                 self.window.get(..self.read).unwrap_or_default(),
                 self.start,
                 &mut self.scratch,
@@ -367,7 +414,7 @@ impl Stream {
             let mut common = common_prefix_len(&self.prefix_text, &self.new_text);
             self.prompt_text.clear();
             let prefix = self.window.get(..self.read).unwrap_or_default();
-            if det.engine.prompt_text_into(
+            if det.text_engine().prompt_text_into(
                 prefix,
                 self.start,
                 &mut self.prompt_text,
@@ -397,11 +444,11 @@ impl Stream {
         // Advance: prefix_offset = read_offset, read_offset = len(window), then rebase.
         let dropped = self.window.get(..self.read).unwrap_or_default();
         self.start = det
-            .engine
+            .text_engine()
             .start_after(dropped, self.start, &mut self.scratch);
         self.window.drain(..self.read);
         self.read = self.window.len();
-        self.settled = !incomplete && !fresh_empty && det.engine.final_after(&self.window);
+        self.settled = !incomplete && !fresh_empty && det.text_engine().final_after(&self.window);
         self.prefix_valid = false;
         self.at_prompt = false;
         Ok(())

@@ -99,7 +99,7 @@ fn serde_json_string(s: &str) -> String {
 }
 
 fn run(det: &Arc<Detokenizer>, ids: &[u32], chunks: &[usize], skip: bool) -> String {
-    let mut s = det.stream(&[], skip);
+    let mut s = tokstream::Stream::new(det, &[], skip);
     let mut out = String::new();
     let mut i = 0;
     for &n in chunks.iter().cycle() {
@@ -156,7 +156,7 @@ proptest! {
         ids in prop::collection::vec(any::<u32>(), 0..20),
     ) {
         let det = Arc::new(Detokenizer::from_json(&sentencepiece_json()).unwrap());
-        match det.resume(&tokens, prefix, read, false) {
+        match tokstream::Stream::resume(&det, &tokens, prefix, read, false) {
             Ok(mut s) => {
                 prop_assert!(prefix <= read && read <= tokens.len());
                 prop_assert!(!tokens.contains(&"zz"));

@@ -33,7 +33,7 @@ fn stream_text(
     chunk: usize,
     skip: bool,
 ) -> String {
-    let mut s = det.stream(prompt, skip);
+    let mut s = tokstream::Stream::new(det, prompt, skip);
     let mut out = String::new();
     for c in ids.chunks(chunk) {
         out.push_str(s.step(c).unwrap());

@@ -13,6 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
+from .. import _core
+
 __all__ = [
     "LOGPROB_FLOOR",
     "CompletionTokenUsageInfo",
@@ -64,7 +66,7 @@ def unix_time() -> int:
     return int(time.time())
 
 
-LOGPROB_FLOOR = -9999.0
+LOGPROB_FLOOR: float = _core.LOGPROB_FLOOR
 """The value that stands for ``-inf`` (and NaN) on the wire. JSON has no infinities, so vLLM
 clamps every logprob to at least this value before sending it."""
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, NonNegativeInt, PositiveInt, Tag, model_validator
 from typing_extensions import Self
 
+from .. import _core
 from .common import WireModel
 from .generate import GenerateResponse, GenerateStreamResponse
 from .openai_requests import ChatCompletionRequest, CompletionRequest
@@ -33,11 +34,11 @@ __all__ = [
     "DerenderStreamState",
 ]
 
-MAX_PREV_TOKENS = 1024
+MAX_PREV_TOKENS: int = _core.MAX_WINDOW
 """Most entries a carried ``prev_tokens`` window may have. A real window holds a handful (the
 decode offset is 5); the bound only rejects oversized or hostile states."""
 
-MAX_LOGPROB_CONTEXT = 4
+MAX_LOGPROB_CONTEXT: int = _core.LOGPROB_CONTEXT
 """Sampled ids carried for U+FFFD correction of logprob strings (REFERENCE section 4)."""
 
 

@@ -9,7 +9,7 @@ const MAX_PENDING: usize = 1536;
 const MAX_NAME: usize = 256;
 const MAX_KEY: usize = 64;
 /// Most bytes of text held back for a tag (`</tool_call>` is 12).
-pub(crate) const MAX_HELD: usize = 16;
+pub(crate) const MAX_HELD_BYTES: usize = 16;
 
 /// Where the scanner is in a call's top-level JSON object.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -242,7 +242,7 @@ impl ToolState {
                 Ok(())
             }
         };
-        long("held text", self.held.len(), MAX_HELD)?;
+        long("held text", self.held.len(), MAX_HELD_BYTES)?;
         long("key", self.key.len(), MAX_KEY + 4)?;
         long("name", self.name.len(), MAX_NAME + 4)?;
         long("pending arguments", self.pending.len(), MAX_PENDING + 4)

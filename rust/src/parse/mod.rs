@@ -14,12 +14,16 @@
 //!   the text before the first call. In a call a JSON scanner finds the name (sent once known)
 //!   and the raw text of the arguments value (sent as it grows); `</tool_call>` inside a JSON
 //!   string does not end the call.
+//!
+//! The wire layer drives any parser through [`ChatParser`] and [`Session`]: the built-in ones
+//! ([`Parsers`]) and a user's (a Python object, in the binding) take the same path, so ids,
+//! the finish rewrite, statuses and errors are the wire's, whichever parser runs.
 
 mod hermes;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Detokenizer;
+use crate::detokenizer::Detokenizer;
 pub(crate) use hermes::ToolState;
 
 /// Which reasoning parser.
@@ -31,21 +35,25 @@ pub enum Reasoning {
     Qwen3,
 }
 
+/// The built-in reasoning parsers' names, in [`Reasoning`] order.
+pub const REASONING_PARSERS: [&str; 2] = ["deepseek_r1", "qwen3"];
+/// The built-in tool parsers' names.
+pub const TOOL_PARSERS: [&str; 1] = ["hermes"];
+
 impl Reasoning {
-    /// The parser of a name (`"deepseek_r1"`, `"qwen3"`).
+    const ALL: [Reasoning; 2] = [Reasoning::DeepSeekR1, Reasoning::Qwen3];
+
+    /// The parser of a name (one of [`REASONING_PARSERS`]).
     pub fn from_name(name: &str) -> Option<Reasoning> {
-        match name {
-            "deepseek_r1" => Some(Reasoning::DeepSeekR1),
-            "qwen3" => Some(Reasoning::Qwen3),
-            _ => None,
-        }
+        let at = REASONING_PARSERS.iter().position(|&n| n == name)?;
+        Reasoning::ALL.get(at).copied()
     }
 
     /// Its name.
     pub fn name(self) -> &'static str {
         match self {
-            Reasoning::DeepSeekR1 => "deepseek_r1",
-            Reasoning::Qwen3 => "qwen3",
+            Reasoning::DeepSeekR1 => REASONING_PARSERS[0],
+            Reasoning::Qwen3 => REASONING_PARSERS[1],
         }
     }
 }
@@ -103,6 +111,39 @@ impl Parsers {
         })
     }
 
+    /// The built-in parsers of the names given (`Ok(None)` when neither is); a name that is not
+    /// built in is an error that lists the ones that are.
+    pub fn from_names(
+        det: &Detokenizer,
+        reasoning: Option<&str>,
+        tool: Option<&str>,
+    ) -> Result<Option<Parsers>, String> {
+        let known = |names: &[&str]| {
+            let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+            quoted.join(", ")
+        };
+        let reasoning = match reasoning {
+            None => None,
+            Some(name) => Some(Reasoning::from_name(name).ok_or_else(|| {
+                format!(
+                    "unknown reasoning parser {name:?}; built in: {}",
+                    known(&REASONING_PARSERS)
+                )
+            })?),
+        };
+        let tools = match tool {
+            None => false,
+            Some(name) if TOOL_PARSERS.contains(&name) => true,
+            Some(name) => {
+                return Err(format!(
+                    "unknown tool parser {name:?}; built in: {}",
+                    known(&TOOL_PARSERS)
+                ));
+            }
+        };
+        Ok(Parsers::new(det, reasoning, tools))
+    }
+
     /// The reasoning parser, if any.
     pub fn reasoning(&self) -> Option<Reasoning> {
         self.reasoning
@@ -157,7 +198,7 @@ impl Parsers {
 
 /// What the request asks of the tool parser.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ToolRules {
+pub struct ToolRules {
     /// Tool calls are parsed at all (`tools` given, `tool_choice` not `"none"`).
     pub enabled: bool,
     /// More than one call may be sent.
@@ -166,20 +207,20 @@ pub(crate) struct ToolRules {
 
 /// One choice's parser state, carried in `stream_state["parser"]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ParseState {
+pub struct ParseState {
     /// Inside reasoning.
     #[serde(rename = "r", default)]
-    pub reasoning: bool,
+    pub(crate) reasoning: bool,
     /// Text held back because it may begin a think marker (text-matched markers only).
     #[serde(rename = "h", default, skip_serializing_if = "String::is_empty")]
-    pub held: String,
+    pub(crate) held: String,
     #[serde(rename = "t", default)]
-    pub tool: ToolState,
+    pub(crate) tool: ToolState,
 }
 
 /// A tool call's part of one delta.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CallDelta {
+pub struct CallDelta {
     pub index: u32,
     /// The name, on the call's first delta only.
     pub name: Option<String>,
@@ -188,14 +229,15 @@ pub(crate) struct CallDelta {
 
 /// What parsing one step added.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Delta {
+pub struct Delta {
     pub content: String,
     pub reasoning: String,
     pub calls: Vec<CallDelta>,
 }
 
 impl Delta {
-    pub(crate) fn start_call(&mut self, index: u32, name: String) {
+    /// Call `index` starts, with its name.
+    pub fn start_call(&mut self, index: u32, name: String) {
         self.calls.push(CallDelta {
             index,
             name: Some(name),
@@ -203,7 +245,8 @@ impl Delta {
         });
     }
 
-    pub(crate) fn push_arguments(&mut self, index: u32, text: &str) {
+    /// More argument text of call `index`.
+    pub fn push_arguments(&mut self, index: u32, text: &str) {
         match self.calls.last_mut() {
             Some(last) if last.index == index => last.arguments.push_str(text),
             _ => self.calls.push(CallDelta {
@@ -212,6 +255,138 @@ impl Delta {
                 arguments: text.to_owned(),
             }),
         }
+    }
+}
+
+/// What a parser is started with, for one choice's output.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The whole prompt's ids.
+    pub prompt: &'a [u32],
+    /// The original chat request's JSON text, for parsers that ask for it
+    /// ([`ChatParser::needs_request`]).
+    pub request: Option<&'a str>,
+    /// What the request allows the tool parser.
+    pub rules: ToolRules,
+    /// The whole output comes at once (a whole response), not chunk by chunk.
+    pub whole: bool,
+}
+
+/// Why a parser could not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseError {
+    /// The request is wrong for this parser (a 400 on the wire).
+    Request {
+        message: String,
+        param: Option<String>,
+    },
+    /// The parser itself failed (a 500 on the wire).
+    Parser { message: String },
+}
+
+/// A reasoning and tool-call parser for chat output: the built-in [`Parsers`], or a user's.
+pub trait ChatParser: Send + Sync + std::fmt::Debug {
+    /// A parser for one choice's output, from its beginning.
+    fn start<'s>(&'s self, cx: &Context<'_>) -> Result<Box<dyn Session + 's>, ParseError>;
+
+    /// A parser continued from the state an earlier chunk carried, when its state can travel
+    /// (`None`: streams replay their history instead).
+    fn resume<'s>(
+        &'s self,
+        _state: ParseState,
+        _cx: &Context<'_>,
+    ) -> Option<Box<dyn Session + 's>> {
+        None
+    }
+
+    /// Whether [`Context::request`] must carry the request's text (reading it costs a second
+    /// pass over the body).
+    fn needs_request(&self) -> bool {
+        false
+    }
+
+    /// Whether [`ChatParser::resume`] continues a state.
+    fn resumable(&self) -> bool {
+        false
+    }
+
+    /// The built-in reasoning parser's name, if this is one.
+    fn reasoning_name(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The built-in tool parser's name, if this is one.
+    fn tool_name(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+/// One choice's parser: fed the output's text token by token, told where chunks end.
+pub trait Session {
+    /// The text the stream emitted for `id`, or (`None`) its flush at the end of the output.
+    fn feed(&mut self, text: &str, id: Option<u32>, out: &mut Delta);
+
+    /// A chunk ended; `ids` are its ids as the engine sent them, `last` says the output ended
+    /// with it (a whole response is one last chunk).
+    fn end_chunk(&mut self, ids: &[u32], last: bool, out: &mut Delta) -> Result<(), ParseError>;
+
+    /// The state a stream carries to the next chunk, when it can travel.
+    fn into_state(self: Box<Self>) -> Option<ParseState>;
+}
+
+/// A built-in parser session: [`ParseState`] over [`Parsers`].
+struct Builtin<'p> {
+    parsers: &'p Parsers,
+    rules: ToolRules,
+    state: ParseState,
+}
+
+impl Session for Builtin<'_> {
+    #[inline]
+    fn feed(&mut self, text: &str, id: Option<u32>, out: &mut Delta) {
+        let tag = id.and_then(|id| self.parsers.tag(id));
+        self.state.feed(text, tag, self.parsers, self.rules, out);
+    }
+
+    fn end_chunk(&mut self, _ids: &[u32], last: bool, out: &mut Delta) -> Result<(), ParseError> {
+        if last {
+            self.state.finish(self.parsers, self.rules, out);
+        }
+        Ok(())
+    }
+
+    fn into_state(self: Box<Self>) -> Option<ParseState> {
+        Some(self.state)
+    }
+}
+
+impl ChatParser for Parsers {
+    fn start<'s>(&'s self, cx: &Context<'_>) -> Result<Box<dyn Session + 's>, ParseError> {
+        Ok(Box::new(Builtin {
+            parsers: self,
+            rules: cx.rules,
+            state: self.initial(cx.prompt),
+        }))
+    }
+
+    fn resume<'s>(&'s self, state: ParseState, cx: &Context<'_>) -> Option<Box<dyn Session + 's>> {
+        Some(Box::new(Builtin {
+            parsers: self,
+            rules: cx.rules,
+            state,
+        }))
+    }
+
+    fn resumable(&self) -> bool {
+        true
+    }
+
+    fn reasoning_name(&self) -> Option<&'static str> {
+        self.reasoning.map(Reasoning::name)
+    }
+
+    fn tool_name(&self) -> Option<&'static str> {
+        self.tools.then_some(TOOL_PARSERS[0])
     }
 }
 
@@ -320,11 +495,11 @@ impl ParseState {
     /// Whether a carried state is one the parsers could have written: a hostile one (long held
     /// text, say) would cost every later token a scan of it.
     pub(crate) fn check(&self) -> Result<(), String> {
-        if self.held.len() > hermes::MAX_HELD {
+        if self.held.len() > hermes::MAX_HELD_BYTES {
             return Err(format!(
                 "its held text is {} bytes, at most {} are carried",
                 self.held.len(),
-                hermes::MAX_HELD
+                hermes::MAX_HELD_BYTES
             ));
         }
         self.tool.check()

@@ -276,9 +276,9 @@ impl PyDetokenizer {
             None => (Vec::new(), true),
         };
         let inner = if whole {
-            self.inner.stream(&tail, skip_special_tokens)
+            Stream::new(&self.inner, &tail, skip_special_tokens)
         } else {
-            self.inner.stream_from_suffix(&tail, skip_special_tokens)
+            Stream::from_suffix(&self.inner, &tail, skip_special_tokens)
         };
         Ok(PyDetokStream {
             inner,
@@ -287,7 +287,6 @@ impl PyDetokenizer {
         })
     }
 
-    /// Continues a stream from vLLM's `(prev_tokens, prefix_offset, read_offset)`.
     /// The text of each historical chunk of an output (a replay buffer), in one call.
     #[pyo3(signature = (prompt_ids, output_ids, chunk_lens, skip_special_tokens = false))]
     fn replay_texts(
@@ -303,9 +302,12 @@ impl PyDetokenizer {
         let mut ids = Vec::new();
         ids_from(output_ids, &mut ids)?;
         let det = Arc::clone(&self.inner);
-        Ok(py.detach(move || det.replay_texts(&prompt, &ids, &chunk_lens, skip_special_tokens))?)
+        Ok(py.detach(move || {
+            Stream::replay_texts(&det, &prompt, &ids, &chunk_lens, skip_special_tokens)
+        })?)
     }
 
+    /// Continues a stream from vLLM's `(prev_tokens, prefix_offset, read_offset)`.
     #[pyo3(signature = (prev_tokens, prefix_offset, read_offset, skip_special_tokens = false))]
     fn resume(
         &self,
@@ -350,7 +352,7 @@ impl PyDetokenizer {
             tokens.push(s.to_str()?.to_owned());
         }
         Ok(PyDetokStream {
-            inner: self.inner.resume(&tokens, p, r, skip_special_tokens)?,
+            inner: Stream::resume(&self.inner, &tokens, p, r, skip_special_tokens)?,
             ids: Vec::new(),
             cache: Arc::clone(&self.cache),
         })

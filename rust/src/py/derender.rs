@@ -1,12 +1,15 @@
 //! The derenderer binding: one call per HTTP body, the interpreter lock released for big ones.
 
+use std::sync::Arc;
+
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use pyo3::exceptions::PyValueError;
-
 use super::classes::PyDetokenizer;
-use crate::{Derenderer, Parsers, Reasoning};
+use super::parser::PyParser;
+use crate::parse::{ChatParser, Parsers};
+use crate::wire::{Derenderer, PARSER_STATES, Reply, replays_by_name};
 
 /// Bodies at least this long are derendered without the interpreter lock, so other threads (an
 /// event loop) run meanwhile; small ones are faster with it held.
@@ -19,7 +22,7 @@ pub struct PyDerenderer {
 }
 
 impl PyDerenderer {
-    fn reply(&self, py: Python<'_>, path: &str, body: &[u8]) -> crate::Reply {
+    fn reply(&self, py: Python<'_>, path: &str, body: &[u8]) -> Reply {
         if body.len() >= DETACH_BYTES {
             py.detach(|| self.inner.handle_json(path, body))
         } else {
@@ -39,7 +42,9 @@ impl PyDerenderer {
         reasoning_parser = None,
         tool_parser = None,
         parser_state = "resumable",
+        user_parser = None,
     ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         detokenizer: &PyDetokenizer,
         served_model_name: String,
@@ -48,64 +53,38 @@ impl PyDerenderer {
         reasoning_parser: Option<&str>,
         tool_parser: Option<&str>,
         parser_state: &str,
+        user_parser: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let reasoning = match reasoning_parser {
-            None => None,
-            Some(name) => Some(Reasoning::from_name(name).ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "unknown reasoning parser {name:?}; built in: \"deepseek_r1\", \"qwen3\""
-                ))
-            })?),
-        };
-        let tools = match tool_parser {
-            None => false,
-            Some("hermes") => true,
-            Some(name) => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown tool parser {name:?}; built in: \"hermes\""
-                )));
-            }
-        };
-        let replay = match parser_state {
-            "resumable" => false,
-            "replay" => true,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "parser_state must be \"resumable\" or \"replay\", got {other:?}"
-                )));
-            }
-        };
+        let replay = replays_by_name(parser_state).map_err(PyValueError::new_err)?;
         let det = detokenizer.shared();
-        let parsers = Parsers::new(&det, reasoning, tools);
+        let parser: Option<Arc<dyn ChatParser>> = match user_parser {
+            Some(adapter) => Some(Arc::new(PyParser::new(adapter))),
+            None => Parsers::from_names(&det, reasoning_parser, tool_parser)
+                .map_err(PyValueError::new_err)?
+                .map(|p| Arc::new(p) as Arc<dyn ChatParser>),
+        };
         Ok(PyDerenderer {
             inner: Derenderer::new(det, served_model_name, eos_token_ids, max_model_len)
-                .with_parsers(parsers, replay),
+                .with_parser(parser, replay),
         })
     }
 
     /// The built-in reasoning parser's name, if one is on.
     #[getter]
     fn reasoning_parser(&self) -> Option<&'static str> {
-        self.inner
-            .parsers()
-            .and_then(|p| p.reasoning())
-            .map(Reasoning::name)
+        self.inner.parser().and_then(|p| p.reasoning_name())
     }
 
-    /// `"hermes"` when the built-in tool parser is on.
+    /// The built-in tool parser's name, if one is on.
     #[getter]
     fn tool_parser(&self) -> Option<&'static str> {
-        self.inner.parsers().filter(|p| p.tools()).map(|_| "hermes")
+        self.inner.parser().and_then(|p| p.tool_name())
     }
 
     /// `"replay"` or `"resumable"`.
     #[getter]
     fn parser_state(&self) -> &'static str {
-        if self.inner.replays() {
-            "replay"
-        } else {
-            "resumable"
-        }
+        PARSER_STATES[usize::from(self.inner.replays())]
     }
 
     /// The model name responses carry when a request names none.

@@ -1,14 +1,19 @@
 //! Python bindings (feature `python`): argument conversion, interpreter-lock policy and error
-//! mapping. No semantics live here.
+//! mapping. No semantics live here; the constants the Python layer needs are the core's,
+//! exported as they are.
 
 mod classes;
 mod derender;
 mod errors;
+mod parser;
 
 use pyo3::prelude::*;
 
 #[pymodule(gil_used = false)]
 mod _core {
+    use pyo3::prelude::*;
+    use pyo3::types::{PyBytes, PyTuple};
+
     #[pymodule_export]
     use super::classes::PyDetokStream;
     #[pymodule_export]
@@ -19,4 +24,54 @@ mod _core {
     #[allow(non_upper_case_globals)]
     #[pymodule_export]
     const __version__: &str = env!("CARGO_PKG_VERSION");
+
+    #[pymodule_export]
+    const CHAT_PATH: &str = crate::wire::CHAT_PATH;
+    #[pymodule_export]
+    const COMPLETION_PATH: &str = crate::wire::COMPLETION_PATH;
+    #[pymodule_export]
+    const MAX_WINDOW: usize = crate::vocab::MAX_WINDOW;
+    #[pymodule_export]
+    const LOGPROB_CONTEXT: usize = crate::logprobs::CONTEXT;
+    #[pymodule_export]
+    const LOGPROB_FLOOR: f64 = crate::wire::LOGPROB_FLOOR;
+    #[pymodule_export]
+    const MAX_CHOICES: usize = crate::wire::MAX_CHOICES;
+    #[pymodule_export]
+    const MAX_TOP_LOGPROBS: usize = crate::wire::MAX_TOP_LOGPROBS;
+
+    /// The OpenAI error object of a status, as the derender endpoints answer it.
+    ///
+    /// Args:
+    ///     status: The HTTP status (its error type name follows from it).
+    ///     message: What is wrong.
+    ///     param: The field it is about, if one.
+    #[pyfunction]
+    #[pyo3(signature = (status, message, param = None))]
+    fn error_body<'py>(
+        py: Python<'py>,
+        status: u16,
+        message: &str,
+        param: Option<&str>,
+    ) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &crate::wire::error_body(status, message, param))
+    }
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        let py = m.py();
+        m.add(
+            "REASONING_PARSERS",
+            PyTuple::new(py, crate::parse::REASONING_PARSERS)?,
+        )?;
+        m.add(
+            "TOOL_PARSERS",
+            PyTuple::new(py, crate::parse::TOOL_PARSERS)?,
+        )?;
+        m.add(
+            "PARSER_STATES",
+            PyTuple::new(py, crate::wire::PARSER_STATES)?,
+        )?;
+        Ok(())
+    }
 }

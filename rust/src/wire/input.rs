@@ -4,6 +4,9 @@
 //! which fields are required is checked after parsing, by shape. Fields derender does not read
 //! (`messages`, `tools`, multimodal data, metrics) are skipped unparsed, and the ones it only
 //! passes through (`kv_transfer_params`, usage details) stay raw JSON borrowed from the body.
+//!
+//! Also here: reading a body ([`parse`]), with the repair of Python's non-finite floats
+//! ([`replace_non_finite`]), and fields parsed by shape after the body ([`raw_as`]).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -11,6 +14,97 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
+
+use super::error::{Res, WireError, clip};
+
+/// Parses a body, or says what is wrong with it (and where).
+pub(crate) fn parse(body: &[u8]) -> Res<Body<'_>> {
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    // Serde would also read a struct from a JSON array; a body must be an object.
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|&b| b != b'{') {
+        return Err(WireError::bad("the body must be a JSON object"));
+    }
+    match serde_json::from_slice::<Body<'_>>(body) {
+        Ok(b) => Ok(b),
+        Err(e) => {
+            // Parse again, slowly, only to say where the error is.
+            let mut de = serde_json::Deserializer::from_slice(body);
+            let path = match serde_path_to_error::deserialize::<_, Body<'_>>(&mut de) {
+                Err(e) => e.path().to_string(),
+                Ok(_) => String::new(),
+            };
+            let what = if e.is_syntax() || e.is_eof() {
+                "the body is not valid JSON"
+            } else {
+                "invalid request body"
+            };
+            let message = format!("{what}: {}", clip(&e.to_string()));
+            Err(
+                if e.is_syntax() || e.is_eof() || path.is_empty() || path == "." {
+                    WireError::bad(message)
+                } else {
+                    WireError::bad_param(message, path)
+                },
+            )
+        }
+    }
+}
+
+/// A copy of `body` with the non-standard `NaN` and `-Infinity` tokens that Python's `json`
+/// writes for non-finite floats replaced by the logprob floor; `None` when it has none.
+pub(crate) fn replace_non_finite(body: &[u8]) -> Option<Vec<u8>> {
+    const TOKENS: [&[u8]; 3] = [b"-Infinity", b"-NaN", b"NaN"];
+    let mut out = Vec::with_capacity(body.len());
+    let (mut in_string, mut escaped, mut replaced) = (false, false, false);
+    let mut rest = body;
+    while let Some((&b, tail)) = rest.split_first() {
+        if !in_string {
+            if let Some(token) = TOKENS.into_iter().find(|t| rest.starts_with(t)) {
+                out.extend_from_slice(b"-9999.0");
+                rest = rest.get(token.len()..).unwrap_or_default();
+                replaced = true;
+                continue;
+            }
+            in_string = b == b'"';
+        } else if escaped {
+            escaped = false;
+        } else if b == b'\\' {
+            escaped = true;
+        } else if b == b'"' {
+            in_string = false;
+        }
+        out.push(b);
+        rest = tail;
+    }
+    replaced.then_some(out)
+}
+
+/// Parses a raw field as `T` (null gives `None`).
+pub(crate) fn raw_as<'a, T: Deserialize<'a>>(
+    raw: Option<&'a RawValue>,
+    name: &str,
+) -> Res<Option<T>> {
+    match raw {
+        None => Ok(None),
+        Some(r) => serde_json::from_str::<Option<T>>(r.get()).map_err(|e| {
+            WireError::bad_param(format!("invalid {name}: {}", clip(&e.to_string())), name)
+        }),
+    }
+}
+
+/// The original chat request's JSON text, for parsers that read all of it (user parsers): a
+/// second, shallow read of the body, made only for them.
+pub(crate) fn chat_request_text(body: &[u8]) -> Option<&str> {
+    #[derive(Deserialize)]
+    struct Only<'a> {
+        #[serde(default, borrow)]
+        chat_request: Option<&'a RawValue>,
+    }
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    let only: Only<'_> = serde_json::from_slice(body).ok()?;
+    only.chat_request.map(RawValue::get)
+}
 
 /// A derender body of any shape.
 #[derive(Deserialize, Default)]

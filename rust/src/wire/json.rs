@@ -1,26 +1,113 @@
 //! A small JSON writer for the response bodies: they have fixed shapes, so writing them directly
 //! is both simpler and faster than building a value tree.
+//!
+//! The writer owns the punctuation: it knows whether a value is the first of its object or
+//! array, so callers say only what comes (`obj`, `key`, a value, `end_obj`), never a comma.
 
-/// Appends JSON to a byte buffer. Callers write the punctuation; these methods write values.
+/// The logprob that stands for `-inf` (and NaN) on the wire.
+pub const LOGPROB_FLOOR: f64 = -9999.0;
+
+/// Appends JSON to a byte buffer.
 pub(crate) struct Json {
-    pub buf: Vec<u8>,
+    buf: Vec<u8>,
+    /// The next value opens its container (or follows a key): no comma before it.
+    first: bool,
 }
 
 impl Json {
     pub fn with_capacity(n: usize) -> Json {
         Json {
             buf: Vec::with_capacity(n),
+            first: true,
         }
     }
 
-    /// Raw bytes: punctuation, keys, or JSON passed through.
+    /// Bytes written so far.
     #[inline]
-    pub fn raw(&mut self, s: &str) {
-        self.buf.extend_from_slice(s.as_bytes());
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The document.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.buf
+    }
+
+    #[inline]
+    fn sep(&mut self) {
+        if !self.first {
+            self.buf.push(b',');
+        }
+        self.first = false;
+    }
+
+    /// Opens an object.
+    #[inline]
+    pub fn obj(&mut self) {
+        self.sep();
+        self.buf.push(b'{');
+        self.first = true;
+    }
+
+    /// Closes an object.
+    #[inline]
+    pub fn end_obj(&mut self) {
+        self.buf.push(b'}');
+        self.first = false;
+    }
+
+    /// Opens an array.
+    #[inline]
+    pub fn arr(&mut self) {
+        self.sep();
+        self.buf.push(b'[');
+        self.first = true;
+    }
+
+    /// Closes an array.
+    #[inline]
+    pub fn end_arr(&mut self) {
+        self.buf.push(b']');
+        self.first = false;
+    }
+
+    /// A key of the open object; its value comes next. Keys are plain ASCII names.
+    #[inline]
+    pub fn key(&mut self, k: &str) {
+        self.sep();
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(k.as_bytes());
+        self.buf.extend_from_slice(b"\":");
+        self.first = true;
+    }
+
+    /// A key that may need escaping (one that came in a request).
+    pub fn key_str(&mut self, k: &str) {
+        self.str(k);
+        self.buf.push(b':');
+        self.first = true;
+    }
+
+    /// A value that is already JSON (passed through from the request).
+    #[inline]
+    pub fn raw_value(&mut self, json: &str) {
+        self.sep();
+        self.buf.extend_from_slice(json.as_bytes());
+    }
+
+    /// A value that is already JSON, or null.
+    pub fn opt_raw(&mut self, json: Option<&str>) {
+        self.raw_value(json.unwrap_or("null"));
+    }
+
+    #[inline]
+    pub fn null(&mut self) {
+        self.raw_value("null");
     }
 
     /// A string value, escaped as JSON requires (non-ASCII stays UTF-8).
     pub fn str(&mut self, s: &str) {
+        self.sep();
         self.buf.push(b'"');
         let bytes = s.as_bytes();
         let mut start = 0;
@@ -59,87 +146,94 @@ impl Json {
     pub fn opt_str(&mut self, s: Option<&str>) {
         match s {
             Some(s) => self.str(s),
-            None => self.raw("null"),
+            None => self.null(),
+        }
+    }
+
+    /// A string, or null when it is empty.
+    pub fn text_or_null(&mut self, s: &str) {
+        if s.is_empty() {
+            self.null();
+        } else {
+            self.str(s);
         }
     }
 
     pub fn u64(&mut self, n: u64) {
-        let mut b = itoa_buf();
-        self.buf.extend_from_slice(fmt_u64(n, &mut b));
+        self.sep();
+        self.digits(n);
+    }
+
+    fn digits(&mut self, mut n: u64) {
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        loop {
+            i -= 1;
+            // n % 10 < 10, so the cast cannot truncate.
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.buf.extend_from_slice(buf.get(i..).unwrap_or_default());
     }
 
     pub fn i64(&mut self, n: i64) {
+        self.sep();
         if n < 0 {
             self.buf.push(b'-');
         }
-        self.u64(n.unsigned_abs());
+        self.digits(n.unsigned_abs());
     }
 
     pub fn bool(&mut self, b: bool) {
-        self.raw(if b { "true" } else { "false" });
+        self.raw_value(if b { "true" } else { "false" });
     }
 
     /// A float in the shortest form that reads back the same, always with a `.` or an exponent
-    /// (so `-9999.0`, never `-9999`). Non-finite values cannot occur: logprobs are clamped.
+    /// (so `-9999.0`, never `-9999`). Non-finite values are written as the logprob floor.
     pub fn f64(&mut self, x: f64) {
         let mut b = ryu::Buffer::new();
-        let x = if x.is_finite() {
-            x
-        } else {
-            super::LOGPROB_FLOOR
-        };
-        self.raw(b.format_finite(x));
+        let x = if x.is_finite() { x } else { LOGPROB_FLOOR };
+        self.raw_value(b.format_finite(x));
     }
 
-    /// A list of ids.
-    pub fn ids(&mut self, ids: &[u32]) {
-        self.buf.push(b'[');
-        for (i, &id) in ids.iter().enumerate() {
-            if i > 0 {
-                self.buf.push(b',');
-            }
-            self.u64(u64::from(id));
+    /// A list of numbers.
+    pub fn nums<T: Copy + Into<u64>>(&mut self, ns: &[T]) {
+        self.arr();
+        for &n in ns {
+            self.u64(n.into());
         }
-        self.buf.push(b']');
+        self.end_arr();
     }
 
     /// A list of ids or null.
     pub fn opt_ids(&mut self, ids: Option<&[u32]>) {
         match ids {
-            Some(ids) => self.ids(ids),
-            None => self.raw("null"),
+            Some(ids) => self.nums(ids),
+            None => self.null(),
         }
     }
 
-    /// The UTF-8 bytes of `s` as a list of numbers (the `bytes` of a logprob).
-    pub fn utf8_bytes(&mut self, s: &str) {
-        self.buf.push(b'[');
-        for (i, &b) in s.as_bytes().iter().enumerate() {
-            if i > 0 {
-                self.buf.push(b',');
-            }
-            self.u64(u64::from(b));
+    /// A list of strings.
+    pub fn strs<S: AsRef<str>>(&mut self, ss: &[S]) {
+        self.arr();
+        for s in ss {
+            self.str(s.as_ref());
         }
-        self.buf.push(b']');
+        self.end_arr();
     }
-}
 
-fn itoa_buf() -> [u8; 20] {
-    [0; 20]
-}
-
-fn fmt_u64(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        // n % 10 < 10, so the cast cannot truncate.
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+    /// Bytes already serialized by another writer, as one value.
+    pub fn with_buf(&mut self, write: impl FnOnce(&mut Vec<u8>) -> bool) {
+        self.sep();
+        let at = self.buf.len();
+        if !write(&mut self.buf) {
+            self.buf.truncate(at);
+            self.buf.extend_from_slice(b"null");
         }
     }
-    buf.get(i..).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -150,23 +244,28 @@ mod tests {
     #[test]
     fn strings_numbers_and_floats_read_back() {
         let mut j = Json::with_capacity(64);
-        j.raw("[");
+        j.arr();
         j.str("a\"b\\c\n\u{1}é中\u{1F600}");
-        j.raw(",");
         j.i64(-42);
-        j.raw(",");
         j.u64(u64::MAX);
-        j.raw(",");
         j.f64(-9999.0);
-        j.raw(",");
         j.f64(-1.25e-7);
-        j.raw("]");
-        let v: serde_json::Value = serde_json::from_slice(&j.buf).unwrap();
+        j.obj();
+        j.key("k");
+        j.nums(&[1u32, 2]);
+        j.key("e");
+        j.obj();
+        j.end_obj();
+        j.end_obj();
+        j.end_arr();
+        let bytes = j.into_bytes();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(v[0], "a\"b\\c\n\u{1}é中\u{1F600}");
         assert_eq!(v[1], -42);
         assert_eq!(v[2], u64::MAX);
         assert_eq!(v[3].as_f64(), Some(-9999.0));
         assert_eq!(v[4].as_f64(), Some(-1.25e-7));
-        assert!(String::from_utf8(j.buf).unwrap().contains("-9999.0"));
+        assert_eq!(v[5], serde_json::json!({"k": [1, 2], "e": {}}));
+        assert!(String::from_utf8(bytes).unwrap().contains("-9999.0"));
     }
 }

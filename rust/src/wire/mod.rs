@@ -7,35 +7,59 @@
 //!
 //! Every failure is an answer, never a panic: 400 with an OpenAI-style error object for anything
 //! wrong with the body, 404 for an unknown path or model.
+//!
+//! A request goes down the modules in this order, each using only the ones after it:
+//! [`whole`] or [`chunk`] (the two paths, each shared by plain and parsed chat), then
+//! `output` (the answers' JSON), `choice` (one choice's text, stop and logprobs), `logprobs`,
+//! `checks` (limits, state), `request` (what the request asks), `config`, `input` (the body's
+//! types and its parse), `error` and `json` (the writer).
 
-mod derender;
+mod checks;
+mod choice;
+mod chunk;
+mod config;
+mod error;
 mod input;
 mod json;
-mod parsed;
+mod logprobs;
+mod output;
+mod request;
+mod whole;
 
 use std::sync::Arc;
 
-use crate::{Detokenizer, Parsers};
+use crate::detokenizer::Detokenizer;
+use crate::parse::{ChatParser, Parsers};
+use config::Config;
+use output::Answer;
 
-pub use derender::{MAX_CHOICES, MAX_TOP_LOGPROBS};
-
-/// The value that stands for `-inf` (and NaN) in logprobs on the wire.
-pub const LOGPROB_FLOOR: f64 = -9999.0;
+pub use checks::{MAX_CHOICES, MAX_TOP_LOGPROBS};
+pub use error::{WireError, error_body, error_type};
+pub use json::LOGPROB_FLOOR;
 
 /// The chat derender endpoint.
 pub const CHAT_PATH: &str = "/v1/chat/completions/derender";
 /// The completions derender endpoint.
 pub const COMPLETION_PATH: &str = "/v1/completions/derender";
 
+/// How streams carry a parser's state, by name: its small state, or vLLM's replay buffer.
+pub const PARSER_STATES: [&str; 2] = ["resumable", "replay"];
+
+/// Whether a parser-state mode (one of [`PARSER_STATES`]) replays.
+pub fn replays_by_name(mode: &str) -> Result<bool, String> {
+    match PARSER_STATES.iter().position(|&m| m == mode) {
+        Some(at) => Ok(at == 1),
+        None => Err(format!(
+            "parser_state must be {:?} or {:?}, got {mode:?}",
+            PARSER_STATES[0], PARSER_STATES[1]
+        )),
+    }
+}
+
 /// Turns generate output into OpenAI chat and completion responses, for one served model.
 #[derive(Debug, Clone)]
 pub struct Derenderer {
-    det: Arc<Detokenizer>,
-    served_model_name: String,
-    eos_token_ids: Vec<u32>,
-    max_model_len: Option<usize>,
-    parsers: Option<Parsers>,
-    replay: bool,
+    config: Config,
 }
 
 /// A status and a JSON body, with figures for metrics.
@@ -49,65 +73,11 @@ pub struct Reply {
     pub state_bytes: u64,
 }
 
-/// Why a body was refused; it becomes the error object of the reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WireError {
-    pub status: u16,
-    pub message: String,
-    pub param: Option<String>,
-}
-
-impl WireError {
-    /// A 400: the body is wrong.
-    pub(crate) fn bad(message: impl Into<String>) -> WireError {
-        WireError {
-            status: 400,
-            message: message.into(),
-            param: None,
-        }
-    }
-
-    /// A 400 about one field.
-    pub(crate) fn bad_param(message: impl Into<String>, param: impl Into<String>) -> WireError {
-        WireError {
-            status: 400,
-            message: message.into(),
-            param: Some(param.into()),
-        }
-    }
-
-    /// A 404: no such path or model.
-    pub(crate) fn not_found(message: impl Into<String>) -> WireError {
-        WireError {
-            status: 404,
-            message: message.into(),
-            param: None,
-        }
-    }
-
-    /// The OpenAI error type name of the status.
-    pub fn error_type(&self) -> &'static str {
-        match self.status {
-            400 => "BadRequestError",
-            404 => "NotFoundError",
-            _ => "InternalServerError",
-        }
-    }
-
-    fn reply(&self) -> Reply {
-        let mut j = json::Json::with_capacity(128 + self.message.len());
-        j.raw("{\"error\":{\"message\":");
-        j.str(&self.message);
-        j.raw(",\"type\":");
-        j.str(self.error_type());
-        j.raw(",\"param\":");
-        j.opt_str(self.param.as_deref());
-        j.raw(",\"code\":");
-        j.u64(u64::from(self.status));
-        j.raw("}}");
+impl Reply {
+    fn error(e: &WireError) -> Reply {
         Reply {
-            status: self.status,
-            body: j.buf,
+            status: e.status,
+            body: e.body(),
             tokens: 0,
             state_bytes: 0,
         }
@@ -125,56 +95,66 @@ impl Derenderer {
         max_model_len: Option<usize>,
     ) -> Derenderer {
         Derenderer {
-            det,
-            served_model_name: served_model_name.into(),
-            eos_token_ids,
-            max_model_len,
-            parsers: None,
-            replay: false,
+            config: Config {
+                det,
+                served_model_name: served_model_name.into(),
+                eos_token_ids,
+                max_model_len,
+                parser: None,
+                replay: false,
+            },
         }
     }
 
-    /// The same derenderer with reasoning and tool parsers for chat. With `replay`, streams
-    /// carry vLLM's replay buffer (every output id) and each chunk replays it; otherwise they
-    /// carry the parsers' small state.
-    pub fn with_parsers(mut self, parsers: Option<Parsers>, replay: bool) -> Derenderer {
-        self.parsers = parsers;
-        self.replay = replay;
+    /// The same derenderer with the built-in reasoning and tool parsers for chat. With
+    /// `replay`, streams carry vLLM's replay buffer (every output id) and each chunk replays it;
+    /// otherwise they carry the parsers' small state.
+    pub fn with_parsers(self, parsers: Option<Parsers>, replay: bool) -> Derenderer {
+        let parser = parsers.map(|p| Arc::new(p) as Arc<dyn ChatParser>);
+        self.with_parser(parser, replay)
+    }
+
+    /// The same derenderer with any chat parser (a user's, say); one whose state cannot travel
+    /// always replays.
+    pub fn with_parser(mut self, parser: Option<Arc<dyn ChatParser>>, replay: bool) -> Derenderer {
+        self.config.parser = parser;
+        self.config.replay = replay;
         self
     }
 
-    /// The parsers, if any.
-    pub fn parsers(&self) -> Option<&Parsers> {
-        self.parsers.as_ref()
+    /// The chat parser, if any.
+    pub fn parser(&self) -> Option<&dyn ChatParser> {
+        self.config.parser.as_deref()
     }
 
-    /// Whether streams replay their history every chunk.
+    /// Whether streams replay their history every chunk (as configured; a parser whose state
+    /// cannot travel replays in any case).
     pub fn replays(&self) -> bool {
-        self.replay
+        self.config.replay
     }
 
     /// The detokenizer.
     pub fn detokenizer(&self) -> &Arc<Detokenizer> {
-        &self.det
+        &self.config.det
     }
 
     /// The model name responses carry when a request names none.
     pub fn served_model_name(&self) -> &str {
-        &self.served_model_name
+        &self.config.served_model_name
     }
 
     /// The end-of-sequence ids.
     pub fn eos_token_ids(&self) -> &[u32] {
-        &self.eos_token_ids
+        &self.config.eos_token_ids
     }
 
     /// The token-count bound, if any.
     pub fn max_model_len(&self) -> Option<usize> {
-        self.max_model_len
+        self.config.max_model_len
     }
 
     /// Answers one `POST` to a derender endpoint: 200 with the response, 400 or 404 with an
-    /// error object. Never panics.
+    /// error object (500 if a parser fails). Never panics.
     pub fn handle_json(&self, path: &str, body: &[u8]) -> Reply {
         let run = std::panic::AssertUnwindSafe(|| self.route(path, body));
         match std::panic::catch_unwind(run) {
@@ -184,50 +164,48 @@ impl Derenderer {
                 tokens: a.tokens,
                 state_bytes: a.state_bytes,
             },
-            Ok(Err(e)) => e.reply(),
-            Err(_) => WireError {
-                status: 500,
-                message: "internal error while derendering".to_owned(),
-                param: None,
-            }
-            .reply(),
+            Ok(Err(e)) => Reply::error(&e),
+            Err(_) => Reply::error(&WireError::internal("internal error while derendering")),
         }
     }
 
-    fn route(&self, path: &str, body: &[u8]) -> Result<derender::Answer, WireError> {
+    fn route(&self, path: &str, body: &[u8]) -> Result<Answer, WireError> {
         let chat = match path {
             CHAT_PATH => true,
             COMPLETION_PATH => false,
             _ => {
                 return Err(WireError::not_found(format!(
                     "no endpoint at {}",
-                    clip(path)
+                    error::clip(path)
                 )));
             }
         };
-        let fixed;
-        let parsed = match derender::parse(body) {
-            Ok(parsed) => parsed,
+        match input::parse(body) {
+            Ok(parsed) => self.derender(chat, parsed, body),
             // Python's `json` writes -inf and NaN logprobs as `-Infinity` and `NaN`: read them as
             // the floor they stand for (only after a failed parse, so valid JSON pays nothing).
-            Err(e) => match derender::replace_non_finite(body) {
-                Some(copy) => {
-                    fixed = copy;
-                    derender::parse(&fixed)?
-                }
-                None => return Err(e),
+            Err(e) => match input::replace_non_finite(body) {
+                Some(fixed) => self.derender(chat, input::parse(&fixed)?, &fixed),
+                None => Err(e),
             },
-        };
-        self.derender(chat, parsed)
+        }
     }
-}
 
-/// At most 200 chars of a user-given string, for messages.
-pub(crate) fn clip(s: &str) -> String {
-    const MAX: usize = 200;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}...", s.get(..i).unwrap_or_default()),
-        None => s.to_owned(),
+    fn derender(&self, chat: bool, body: input::Body<'_>, src: &[u8]) -> Result<Answer, WireError> {
+        let c = &self.config;
+        if let Some(model) = body.model.as_deref() {
+            if model != c.served_model_name {
+                return Err(WireError::not_found(format!(
+                    "The model `{}` does not exist.",
+                    error::clip(model)
+                )));
+            }
+        }
+        match (body.stream.unwrap_or(false), chat) {
+            (true, _) => chunk::chunk(c, chat, body, src),
+            (false, true) => whole::chat(c, &body, src),
+            (false, false) => whole::completion(c, &body),
+        }
     }
 }
 

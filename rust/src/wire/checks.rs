@@ -1,0 +1,212 @@
+//! The checks a body passes before anything is decoded: resource limits, required fields, and
+//! a carried stream state (it comes from the client, so it may be hostile).
+
+use super::error::{Res, WireError, clip};
+use super::input::{Body, Generate, Request, State};
+use super::request::Params;
+use crate::logprobs::CONTEXT;
+use crate::parse::ParseState;
+use crate::vocab::MAX_WINDOW;
+
+/// Most generate responses (completions) or choices a body may carry.
+pub const MAX_CHOICES: usize = 256;
+/// Most alternatives a logprob position may carry (OpenAI's limit).
+pub const MAX_TOP_LOGPROBS: usize = 20;
+
+/// A field the shape requires.
+pub(crate) fn required<'b, T: ?Sized>(field: Option<&'b T>, name: &str) -> Res<&'b T> {
+    field.ok_or_else(|| WireError::bad_param(format!("missing field `{name}`"), name))
+}
+
+/// Rejects payloads over the resource bounds before any decoding.
+pub(crate) fn limits(resp: &Generate<'_>, at: &str, max_model_len: Option<usize>) -> Res<()> {
+    if resp.choices.len() > MAX_CHOICES {
+        return Err(WireError::bad_param(
+            format!(
+                "choices count ({}) exceeds the maximum ({MAX_CHOICES})",
+                resp.choices.len()
+            ),
+            format!("{at}.choices"),
+        ));
+    }
+    let max = max_model_len.unwrap_or(usize::MAX);
+    for (i, c) in resp.choices.iter().enumerate() {
+        let n = c.token_ids.as_ref().map_or(0, Vec::len);
+        if n > max {
+            return Err(WireError::bad_param(
+                format!("token_ids length ({n}) exceeds max_model_len ({max})"),
+                format!("{at}.choices[{i}].token_ids"),
+            ));
+        }
+        if let Some(content) = c.logprobs.as_ref().and_then(|l| l.content.as_ref()) {
+            if content.len() > max {
+                return Err(WireError::bad_param(
+                    format!(
+                        "logprobs.content length ({}) exceeds max_model_len ({max})",
+                        content.len()
+                    ),
+                    format!("{at}.choices[{i}].logprobs.content"),
+                ));
+            }
+            for (k, e) in content.iter().enumerate() {
+                let tops = e.top_logprobs.as_ref().map_or(0, Vec::len);
+                if tops > MAX_TOP_LOGPROBS {
+                    return Err(WireError::bad_param(
+                        format!(
+                            "top_logprobs count ({tops}) exceeds the maximum \
+                             ({MAX_TOP_LOGPROBS})"
+                        ),
+                        format!("{at}.choices[{i}].logprobs.content[{k}].top_logprobs"),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(p) = &resp.prompt_logprobs {
+        let keys = p.iter().flatten().flat_map(|pairs| pairs.0.iter());
+        if let Some((key, _)) = keys.clone().find(|(k, _)| k.parse::<u32>().is_err()) {
+            return Err(WireError::bad_param(
+                format!("prompt_logprobs key `{}` is not a token id", clip(key)),
+                format!("{at}.prompt_logprobs"),
+            ));
+        }
+        if p.len() > max {
+            return Err(WireError::bad_param(
+                format!(
+                    "prompt_logprobs length ({}) exceeds max_model_len ({max})",
+                    p.len()
+                ),
+                format!("{at}.prompt_logprobs"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A carried stream state is one derender could have written, for this request.
+pub(crate) fn state(s: &State, p: &Params<'_>) -> Res<()> {
+    let bad =
+        |m: String| WireError::bad_param(format!("invalid stream_state: {m}"), "stream_state");
+    if s.prev_tokens.len() > MAX_WINDOW {
+        return Err(bad(format!(
+            "prev_tokens length ({}) exceeds the maximum ({MAX_WINDOW})",
+            s.prev_tokens.len()
+        )));
+    }
+    if s.prefix_offset > s.read_offset || s.read_offset > s.prev_tokens.len() as u64 {
+        return Err(bad(format!(
+            "offsets must satisfy prefix_offset ({}) <= read_offset ({}) <= len(prev_tokens) \
+             ({})",
+            s.prefix_offset,
+            s.read_offset,
+            s.prev_tokens.len()
+        )));
+    }
+    if s.logprob_context_token_ids.len() > CONTEXT {
+        return Err(bad(format!(
+            "logprob_context_token_ids holds {} ids; at most {CONTEXT} are carried",
+            s.logprob_context_token_ids.len()
+        )));
+    }
+    if s.output_chunk_lens.contains(&0) {
+        return Err(bad("output_chunk_lens must be positive".to_owned()));
+    }
+    let total = s
+        .output_chunk_lens
+        .iter()
+        .fold(0u64, |a, &b| a.saturating_add(b));
+    if total != s.output_token_ids.len() as u64 {
+        return Err(bad(format!(
+            "output_chunk_lens must sum to len(output_token_ids) (got sum={total}, \
+             len(output_token_ids)={})",
+            s.output_token_ids.len()
+        )));
+    }
+    let held = s.held_text.chars().count();
+    if held > p.max_held_chars() {
+        return Err(bad(format!(
+            "held_text has {held} chars; the request's stop strings allow at most {}",
+            p.max_held_chars()
+        )));
+    }
+    Ok(())
+}
+
+/// A stream request's generate chunk: present, at most one choice, within the limits.
+pub(crate) fn stream_generate<'b, 'a>(
+    chunk: Option<&'b Generate<'a>>,
+    max_model_len: Option<usize>,
+) -> Res<&'b Generate<'a>> {
+    let resp = chunk
+        .ok_or_else(|| WireError::bad_param("missing field `generate_chunk`", "generate_chunk"))?;
+    if resp.choices.len() > 1 {
+        return Err(WireError::bad_param(
+            format!(
+                "a stream chunk carries at most one choice, got {}; send one request per \
+                 choice index, each with its own stream_state",
+                resp.choices.len()
+            ),
+            "generate_chunk.choices",
+        ));
+    }
+    limits(resp, "generate_chunk", max_model_len)?;
+    Ok(resp)
+}
+
+/// The original request, which the parsers need.
+pub(crate) fn chat_request<'b>(body: &'b Body<'_>) -> Res<&'b Request<'b>> {
+    match body.chat_request.as_deref() {
+        Some(r) => Ok(r),
+        None => Err(WireError::bad_param(
+            "chat_request is required when a reasoning or tool parser is configured",
+            "chat_request",
+        )),
+    }
+}
+
+/// The whole prompt, which the parsers need to know where the output starts.
+pub(crate) fn required_prompt<'b>(
+    request_ids: Option<&'b [u32]>,
+    resp: &'b Generate<'_>,
+) -> Res<&'b [u32]> {
+    request_ids
+        .or(resp.prompt_token_ids.as_deref())
+        .ok_or_else(|| {
+            WireError::bad_param(
+                "prompt_token_ids (the whole prompt) is required when a reasoning or tool \
+                 parser is configured: the prompt decides whether the output starts in \
+                 reasoning",
+                "prompt_token_ids",
+            )
+        })
+}
+
+/// Stop strings and parsers are not combined (yet).
+pub(crate) fn no_stop_strings(p: &Params<'_>) -> Res<()> {
+    if p.stops.is_empty() {
+        Ok(())
+    } else {
+        Err(WireError::bad_param(
+            "stop strings cannot be combined with a reasoning or tool parser",
+            "chat_request.stop",
+        ))
+    }
+}
+
+/// A carried state's parser fields: the parser state one the parsers could have written, the
+/// replay buffer within the token bound.
+pub(crate) fn parser_state(s: &State, max_model_len: Option<usize>) -> Res<()> {
+    if let Some(Err(e)) = s.parser.as_deref().map(ParseState::check) {
+        return Err(WireError::bad_param(
+            format!("invalid stream_state.parser: {e}"),
+            "stream_state",
+        ));
+    }
+    if s.output_token_ids.len() > max_model_len.unwrap_or(usize::MAX) {
+        return Err(WireError::bad_param(
+            "stream_state.output_token_ids is longer than max_model_len",
+            "stream_state",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,213 @@
+//! Stream chunks: one generate chunk and the state the previous call returned in, the chunk's
+//! OpenAI delta and the next state out. Plain chat, completions and chat with a parser take the
+//! one path below; only where a choice's text goes differs ([`Text`]), and what the state keeps
+//! of it.
+
+use super::checks;
+use super::choice::{self, Progress, Text};
+use super::config::Config;
+use super::error::{Res, WireError};
+use super::input::{Body, Obj, chat_request_text, raw_as};
+use super::json::Json;
+use super::output::{self, Answer, Chat};
+use super::request::{Ask, Params};
+use crate::parse::{Context, tool_call_id};
+use crate::stream::Stream;
+
+/// `POST` of a stream chunk to either endpoint (`chat` says which).
+pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> Res<Answer> {
+    let carried = body.stream_state.is_some();
+    let mut state = body.stream_state.take().map(|s| s.0).unwrap_or_default();
+    let resp = checks::stream_generate(body.generate_chunk.as_deref(), c.max_model_len)?;
+    let parser = c.parser.as_deref().filter(|_| chat);
+    let (p, ask) = match parser {
+        None => {
+            let request = if chat {
+                body.chat_request.as_deref()
+            } else {
+                body.completion_request.as_deref()
+            };
+            (Params::new(request, chat), None)
+        }
+        Some(_) => {
+            let req = checks::chat_request(&body)?;
+            let mut p = Params::new(Some(req), true);
+            // The markers must be seen.
+            p.skip_special = false;
+            checks::no_stop_strings(&p)?;
+            (p, Some(Ask::new(req)))
+        }
+    };
+    let prompt_tokens: Option<i64> = raw_as(body.prompt_tokens, "prompt_tokens")?;
+    let request_ids: Option<Vec<u32>> = match parser {
+        Some(_) => raw_as(body.prompt_token_ids, "prompt_token_ids")?,
+        None => None,
+    };
+    checks::state(&state, &p)?;
+    if parser.is_some() {
+        checks::parser_state(&state, c.max_model_len)?;
+    }
+    let request_id = output::request_id_of(resp);
+    let eos = &c.eos_token_ids;
+
+    let mut out = None;
+    // A stream a stop string ended answers later chunks with no choice.
+    let ended = parser.is_none() && state.stopped;
+    if let (Some(choice), false) = (resp.choices.first(), ended) {
+        let finish = choice.finish_reason.clone().flatten();
+        let flush = finish.is_some();
+        let ids = choice.token_ids.as_deref().unwrap_or_default();
+        let o = match (parser, &ask) {
+            (Some(parser), Some(ask)) => {
+                let mut cx = Context {
+                    prompt: &[],
+                    request: if parser.needs_request() {
+                        chat_request_text(src)
+                    } else {
+                        None
+                    },
+                    rules: ask.rules,
+                    whole: false,
+                };
+                let replays = c.replays(parser);
+                let (mut stream, mut session) = if replays || !carried || state.parser.is_none() {
+                    cx.prompt = checks::required_prompt(request_ids.as_deref(), resp)?;
+                    let mut stream = Stream::new(&c.det, cx.prompt, false);
+                    let mut session = parser.start(&cx).map_err(choice::parse_err)?;
+                    choice::replay(&mut stream, &mut *session, &state)?;
+                    (stream, session)
+                } else {
+                    let stream = choice::resume(&c.det, &state, false)?;
+                    let carried = state.parser.take().map(|p| p.0).unwrap_or_default();
+                    let session = parser
+                        .resume(carried, &cx)
+                        .ok_or_else(|| WireError::internal("the parser cannot resume"))?;
+                    (stream, session)
+                };
+                let text = Text::Parsed(&mut *session);
+                let mut o = choice::derender(
+                    &c.det,
+                    eos,
+                    choice,
+                    finish,
+                    flush,
+                    &mut stream,
+                    &p,
+                    text,
+                    &mut state.logprob_context_token_ids,
+                )?;
+                choice::write_back(&mut state, &stream);
+                state.generated_tokens += ids.len() as u64;
+                let calls = o
+                    .parsed
+                    .as_ref()
+                    .map(|d| d.calls.as_slice())
+                    .unwrap_or_default();
+                let mut started = calls.iter().filter(|c| c.name.is_some()).map(|c| c.index);
+                if replays {
+                    for index in started {
+                        if state.last_tool_call_ids.len() == index as usize {
+                            let id = tool_call_id(&request_id, choice.index, index);
+                            state.last_tool_call_ids.push(id);
+                        }
+                        state.tools_streamed = true;
+                    }
+                    state.output_token_ids.extend_from_slice(ids);
+                    if !ids.is_empty() {
+                        state.output_chunk_lens.push(ids.len() as u64);
+                    }
+                    state.parser = None;
+                } else {
+                    state.tools_streamed |= started.next().is_some();
+                    state.output_token_ids.clear();
+                    state.output_chunk_lens.clear();
+                    state.parser = session.into_state().map(Obj);
+                }
+                o.finish_reason =
+                    choice::rewrite_finish(o.finish_reason, state.tools_streamed, ask.named);
+                o
+            }
+            _ => {
+                let mut stream = if carried {
+                    choice::resume(&c.det, &state, p.skip_special)?
+                } else {
+                    let request_ids: Option<Vec<u32>> =
+                        raw_as(body.prompt_token_ids, "prompt_token_ids")?;
+                    let prompt = request_ids.as_deref().or(resp.prompt_token_ids.as_deref());
+                    Stream::new(&c.det, prompt.unwrap_or_default(), p.skip_special)
+                };
+                let mut progress = Progress {
+                    held: std::mem::take(&mut state.held_text),
+                    generated: state.generated_tokens,
+                    stopped: false,
+                };
+                let text = Text::Plain(&mut progress);
+                let o = choice::derender(
+                    &c.det,
+                    eos,
+                    choice,
+                    finish,
+                    flush,
+                    &mut stream,
+                    &p,
+                    text,
+                    &mut state.logprob_context_token_ids,
+                )?;
+                choice::write_back(&mut state, &stream);
+                state.held_text = progress.held;
+                state.generated_tokens = progress.generated;
+                state.stopped = progress.stopped;
+                o
+            }
+        };
+        out = Some((choice, o));
+    }
+
+    let mut j = Json::with_capacity(512);
+    output::open_chunk(
+        &mut j,
+        &request_id,
+        chat,
+        c.model_name(body.model.as_deref()),
+    );
+    if let Some((choice, o)) = &out {
+        j.obj();
+        j.key("index");
+        j.u64(u64::from(choice.index));
+        if chat {
+            let say = Chat {
+                request_id: &request_id,
+                include_reasoning: ask.as_ref().is_none_or(|a| a.include_reasoning),
+            };
+            say.delta(&mut j, choice.index, o, state.role_sent);
+            state.role_sent = true;
+            j.key("logprobs");
+            output::chat_logprobs(&mut j, &o.logprobs);
+        } else {
+            j.key("text");
+            j.str(&o.text);
+            j.key("logprobs");
+            output::completion_logprobs(&mut j, &o.logprobs, state.logprob_text_offset);
+        }
+        output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
+        if !chat {
+            j.key("prompt_token_ids");
+            j.null();
+        }
+        j.key("token_ids");
+        j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
+        j.end_obj();
+        state.logprob_text_offset += o.chars;
+    }
+    let tokens = out
+        .as_ref()
+        .map_or(0, |(c, _)| c.token_ids.as_ref().map_or(0, Vec::len));
+    Ok(output::close_chunk(
+        j,
+        resp,
+        prompt_tokens,
+        chat,
+        &state,
+        tokens,
+    ))
+}

@@ -1,0 +1,101 @@
+//! Why a body was refused, and the OpenAI error object that says so: the one place the error
+//! shape (`{"error": {"message", "type", "param", "code"}}`) is written.
+
+use super::json::Json;
+
+/// Why a body was refused; it becomes the error object of the reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireError {
+    pub status: u16,
+    pub message: String,
+    pub param: Option<String>,
+}
+
+pub(crate) type Res<T> = Result<T, WireError>;
+
+impl WireError {
+    /// A 400: the body is wrong.
+    pub(crate) fn bad(message: impl Into<String>) -> WireError {
+        WireError {
+            status: 400,
+            message: message.into(),
+            param: None,
+        }
+    }
+
+    /// A 400 about one field.
+    pub(crate) fn bad_param(message: impl Into<String>, param: impl Into<String>) -> WireError {
+        WireError {
+            status: 400,
+            message: message.into(),
+            param: Some(param.into()),
+        }
+    }
+
+    /// A 404: no such path or model.
+    pub(crate) fn not_found(message: impl Into<String>) -> WireError {
+        WireError {
+            status: 404,
+            message: message.into(),
+            param: None,
+        }
+    }
+
+    /// A 500: derender itself failed.
+    pub(crate) fn internal(message: impl Into<String>) -> WireError {
+        WireError {
+            status: 500,
+            message: message.into(),
+            param: None,
+        }
+    }
+
+    /// The OpenAI error type name of the status.
+    pub fn error_type(&self) -> &'static str {
+        error_type(self.status)
+    }
+
+    /// The error object's JSON.
+    pub fn body(&self) -> Vec<u8> {
+        error_body(self.status, &self.message, self.param.as_deref())
+    }
+}
+
+/// The OpenAI error type name of an HTTP status.
+pub fn error_type(status: u16) -> &'static str {
+    match status {
+        400 => "BadRequestError",
+        404 => "NotFoundError",
+        405 => "MethodNotAllowedError",
+        413 => "PayloadTooLargeError",
+        _ => "InternalServerError",
+    }
+}
+
+/// The error object of a status: `{"error": {"message", "type", "param", "code"}}`.
+pub fn error_body(status: u16, message: &str, param: Option<&str>) -> Vec<u8> {
+    let mut j = Json::with_capacity(128 + message.len());
+    j.obj();
+    j.key("error");
+    j.obj();
+    j.key("message");
+    j.str(message);
+    j.key("type");
+    j.str(error_type(status));
+    j.key("param");
+    j.opt_str(param);
+    j.key("code");
+    j.u64(u64::from(status));
+    j.end_obj();
+    j.end_obj();
+    j.into_bytes()
+}
+
+/// At most 200 chars of a user-given string, for messages.
+pub(crate) fn clip(s: &str) -> String {
+    const MAX: usize = 200;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}...", s.get(..i).unwrap_or_default()),
+        None => s.to_owned(),
+    }
+}

@@ -1,0 +1,95 @@
+//! What the original request asks of derender: the sampling parameters it reads
+//! ([`Params`]) and, with a parser, what the parsers may do ([`Ask`]).
+
+use super::input::{BoolOrCount, Request};
+use crate::parse::ToolRules;
+use crate::stop::StopStrings;
+
+/// What the original request asks of derender.
+pub(crate) struct Params<'r> {
+    pub(crate) skip_special: bool,
+    pub(crate) stops: StopStrings,
+    pub(crate) min_tokens: u64,
+    pub(crate) include_stop: bool,
+    pub(crate) stop_token_ids: &'r [u32],
+    pub(crate) ignore_eos: bool,
+    pub(crate) return_token_ids: bool,
+    /// How many alternatives to keep per logprob position (`None`: all).
+    pub(crate) top: Option<usize>,
+}
+
+impl<'r> Params<'r> {
+    pub(crate) fn new(req: Option<&'r Request<'_>>, chat: bool) -> Params<'r> {
+        let Some(req) = req else {
+            return Params {
+                skip_special: true,
+                stops: StopStrings::default(),
+                min_tokens: 0,
+                include_stop: false,
+                stop_token_ids: &[],
+                ignore_eos: false,
+                return_token_ids: false,
+                top: None,
+            };
+        };
+        let include_stop = req.include_stop_str_in_output.unwrap_or(false);
+        let stops = match &req.stop {
+            Some(s) => StopStrings::new(&s.0, include_stop),
+            None => StopStrings::default(),
+        };
+        let count = |n: i64| usize::try_from(n).ok();
+        let top = if chat {
+            count(req.top_logprobs.unwrap_or(0))
+        } else {
+            match req.logprobs {
+                Some(BoolOrCount::Count(n)) => count(n),
+                _ => None,
+            }
+        };
+        Params {
+            skip_special: req.skip_special_tokens.unwrap_or(true),
+            stops,
+            min_tokens: req.min_tokens.unwrap_or(0),
+            include_stop,
+            stop_token_ids: req.stop_token_ids.as_deref().unwrap_or_default(),
+            ignore_eos: req.ignore_eos.unwrap_or(false),
+            return_token_ids: req.return_token_ids.unwrap_or(false),
+            top,
+        }
+    }
+
+    /// Most chars `held_text` may have: fewer than the longest stop string.
+    pub(crate) fn max_held_chars(&self) -> usize {
+        self.stops
+            .stops()
+            .iter()
+            .map(|s| s.chars().count().saturating_sub(1))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// What the request asks of the parsers.
+pub(crate) struct Ask {
+    pub(crate) rules: ToolRules,
+    pub(crate) include_reasoning: bool,
+    /// `tool_choice` names a function: `finish_reason` is never rewritten.
+    pub(crate) named: bool,
+}
+
+impl Ask {
+    pub(crate) fn new(req: &Request<'_>) -> Ask {
+        let choice = req.tool_choice.map(|r| r.get().trim_start());
+        let named = choice.is_some_and(|c| c.starts_with('{'));
+        let none = choice == Some("\"none\"");
+        let has_tools = req.tools.as_ref().is_some_and(|t| !t.is_empty());
+        Ask {
+            rules: ToolRules {
+                enabled: has_tools && !none,
+                parallel: req.parallel_tool_calls.unwrap_or(true),
+            },
+            include_reasoning: req.include_reasoning.unwrap_or(true),
+            named,
+        }
+    }
+}

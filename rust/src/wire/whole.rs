@@ -1,0 +1,258 @@
+//! Whole responses: a generate response (chat) or a list of them (completions) in, the whole
+//! OpenAI response out. Chat with and without a parser takes the one path below; only where a
+//! choice's text goes differs ([`Text`]).
+
+use std::borrow::Cow;
+
+use super::checks;
+use super::choice::{self, Out, Progress, Text};
+use super::config::Config;
+use super::error::{Res, WireError};
+use super::input::{Body, Choice, chat_request_text, raw_as};
+use super::json::Json;
+use super::output::{self, Answer, Chat};
+use super::request::{Ask, Params};
+use crate::parse::Context;
+use crate::stream::Stream;
+
+/// A whole response's choice must carry ids.
+fn nonempty(choice: &Choice<'_>) -> Res<()> {
+    if choice.token_ids.as_ref().is_none_or(Vec::is_empty) {
+        return Err(WireError::bad(format!(
+            "choice {} has empty or null token_ids",
+            choice.index
+        )));
+    }
+    Ok(())
+}
+
+/// A whole response's choice that says nothing of its finish defaults to `"stop"`.
+fn whole_finish<'a>(choice: &Choice<'a>) -> Option<Cow<'a, str>> {
+    match &choice.finish_reason {
+        None => Some(Cow::Borrowed("stop")),
+        Some(f) => f.clone(),
+    }
+}
+
+/// One plain choice of a whole response: its text complete, so flushed whatever the finish.
+fn plain<'a>(
+    c: &Config,
+    choice: &Choice<'a>,
+    prompt: Option<&[u32]>,
+    p: &Params<'_>,
+) -> Res<Out<'a>> {
+    nonempty(choice)?;
+    let mut stream = Stream::new(&c.det, prompt.unwrap_or_default(), p.skip_special);
+    let mut progress = Progress::default();
+    let text = Text::Plain(&mut progress);
+    let finish = whole_finish(choice);
+    let eos = &c.eos_token_ids;
+    choice::derender(
+        &c.det,
+        eos,
+        choice,
+        finish,
+        true,
+        &mut stream,
+        p,
+        text,
+        &mut Vec::new(),
+    )
+}
+
+/// `POST /v1/chat/completions/derender` with a whole generate response.
+pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
+    let resp = checks::required(body.generate_response.as_deref(), "generate_response")?;
+    checks::limits(resp, "generate_response", c.max_model_len)?;
+    let parser = c.parser.as_deref();
+    let (p, ask) = match parser {
+        None => (Params::new(body.chat_request.as_deref(), true), None),
+        Some(_) => {
+            let req = checks::chat_request(body)?;
+            let mut p = Params::new(Some(req), true);
+            // The markers must be seen.
+            p.skip_special = false;
+            checks::no_stop_strings(&p)?;
+            (p, Some(Ask::new(req)))
+        }
+    };
+    let prompt_tokens: i64 = raw_as(body.prompt_tokens, "prompt_tokens")?.unwrap_or(0);
+    let request_ids: Option<Vec<u32>> = raw_as(body.prompt_token_ids, "prompt_token_ids")?;
+    let prompt = match parser {
+        None => request_ids.as_deref().or(resp.prompt_token_ids.as_deref()),
+        Some(_) => Some(checks::required_prompt(request_ids.as_deref(), resp)?),
+    };
+    let request_id = output::request_id_of(resp);
+    let mut outs = Vec::with_capacity(resp.choices.len());
+    for choice in &resp.choices {
+        let out = match (parser, &ask) {
+            (Some(parser), Some(ask)) => {
+                nonempty(choice)?;
+                let prompt = prompt.unwrap_or_default();
+                let cx = Context {
+                    prompt,
+                    request: if parser.needs_request() {
+                        chat_request_text(src)
+                    } else {
+                        None
+                    },
+                    rules: ask.rules,
+                    whole: true,
+                };
+                let mut session = parser.start(&cx).map_err(choice::parse_err)?;
+                let mut stream = Stream::new(&c.det, prompt, false);
+                let text = Text::Parsed(&mut *session);
+                let eos = &c.eos_token_ids;
+                let finish = whole_finish(choice);
+                let mut o = choice::derender(
+                    &c.det,
+                    eos,
+                    choice,
+                    finish,
+                    true,
+                    &mut stream,
+                    &p,
+                    text,
+                    &mut Vec::new(),
+                )?;
+                let called = o
+                    .parsed
+                    .as_ref()
+                    .is_some_and(|d| d.calls.iter().any(|call| call.name.is_some()));
+                o.finish_reason = choice::rewrite_finish(o.finish_reason, called, ask.named);
+                o
+            }
+            _ => plain(c, choice, prompt, &p)?,
+        };
+        outs.push(out);
+    }
+    let completion: usize = resp
+        .choices
+        .iter()
+        .map(|c| c.token_ids.as_ref().map_or(0, Vec::len))
+        .sum();
+
+    let say = Chat {
+        request_id: &request_id,
+        include_reasoning: ask.as_ref().is_none_or(|a| a.include_reasoning),
+    };
+    let mut j = Json::with_capacity(512 + outs.iter().map(|o| o.text.len() * 2).sum::<usize>());
+    output::open_whole(
+        &mut j,
+        &request_id,
+        true,
+        c.model_name(body.model.as_deref()),
+    );
+    for (choice, o) in resp.choices.iter().zip(&outs) {
+        j.obj();
+        j.key("index");
+        j.u64(u64::from(choice.index));
+        say.message(&mut j, choice.index, o);
+        j.key("logprobs");
+        output::chat_logprobs(&mut j, &o.logprobs);
+        output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
+        j.key("token_ids");
+        j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
+        j.end_obj();
+    }
+    let prompt_ids = prompt.filter(|_| p.return_token_ids);
+    Ok(output::close_whole_chat(
+        j,
+        &c.det,
+        resp,
+        prompt_tokens,
+        completion,
+        prompt_ids,
+    ))
+}
+
+/// `POST /v1/completions/derender` with whole generate responses, one per prompt.
+pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
+    let gens = checks::required(body.generate_responses.as_deref(), "generate_responses")?;
+    if gens.is_empty() {
+        return Err(WireError::bad_param(
+            "generate_responses must not be empty",
+            "generate_responses",
+        ));
+    }
+    if gens.len() > checks::MAX_CHOICES {
+        return Err(WireError::bad_param(
+            format!(
+                "generate_responses count ({}) exceeds the maximum ({})",
+                gens.len(),
+                checks::MAX_CHOICES
+            ),
+            "generate_responses",
+        ));
+    }
+    for (i, g) in gens.iter().enumerate() {
+        checks::limits(g, &format!("generate_responses[{i}]"), c.max_model_len)?;
+    }
+    let prompt_tokens: Option<Vec<i64>> = raw_as(body.prompt_tokens, "prompt_tokens")?;
+    let prompt_ids: Option<Vec<Option<Vec<u32>>>> =
+        raw_as(body.prompt_token_ids, "prompt_token_ids")?;
+    for (name, len) in [
+        ("prompt_tokens", prompt_tokens.as_ref().map(Vec::len)),
+        ("prompt_token_ids", prompt_ids.as_ref().map(Vec::len)),
+    ] {
+        if let Some(len) = len.filter(|&l| l != gens.len()) {
+            return Err(WireError::bad_param(
+                format!(
+                    "{name} length ({len}) must equal generate_responses length ({})",
+                    gens.len()
+                ),
+                name,
+            ));
+        }
+    }
+    let p = Params::new(body.completion_request.as_deref(), false);
+    let mut total_prompt: i64 = 0;
+    let mut total_completion: usize = 0;
+    let mut j = Json::with_capacity(1024);
+    let request_id = output::request_id_of(&gens[0]);
+    output::open_whole(
+        &mut j,
+        &request_id,
+        false,
+        c.model_name(body.model.as_deref()),
+    );
+    let mut index: u64 = 0;
+    for (g, resp) in gens.iter().enumerate() {
+        let from_request = prompt_ids
+            .as_ref()
+            .and_then(|v| v.get(g))
+            .and_then(Option::as_deref);
+        let prompt = from_request.or(resp.prompt_token_ids.as_deref());
+        total_prompt += prompt_tokens
+            .as_ref()
+            .and_then(|v| v.get(g))
+            .copied()
+            .unwrap_or(0);
+        for choice in &resp.choices {
+            let o = plain(c, choice, prompt, &p)?;
+            total_completion += choice.token_ids.as_ref().map_or(0, Vec::len);
+            j.obj();
+            j.key("index");
+            j.u64(index);
+            index += 1;
+            j.key("text");
+            j.str(&o.text);
+            j.key("logprobs");
+            output::completion_logprobs(&mut j, &o.logprobs, 0);
+            output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
+            j.key("token_ids");
+            j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
+            j.key("prompt_logprobs");
+            output::prompt_logprobs(&mut j, &c.det, resp.prompt_logprobs.as_deref());
+            j.key("prompt_token_ids");
+            j.opt_ids(prompt.filter(|_| p.return_token_ids));
+            j.end_obj();
+        }
+    }
+    Ok(output::close_whole_completion(
+        j,
+        &gens[0],
+        total_prompt,
+        total_completion,
+    ))
+}
