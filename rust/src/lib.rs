@@ -24,10 +24,12 @@
 mod detokenizer;
 mod engine;
 mod error;
+mod holdback;
 mod logprobs;
 mod parse;
 mod stop;
 mod stream;
+mod table;
 mod vocab;
 mod wire;
 

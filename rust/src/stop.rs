@@ -12,6 +12,8 @@
 //! matches the whole-text search finds: a match that began in released text would have meant the
 //! released text ended with a prefix of that stop string, which is never released.
 
+use crate::holdback::open_suffix_any;
+
 /// The stop strings of a request and whether a match stays in the output.
 #[derive(Debug, Clone, Default)]
 pub struct StopStrings {
@@ -69,7 +71,7 @@ impl StopStrings {
                 }
             }
         }
-        let keep = self.open_suffix(held);
+        let keep = open_suffix_any(held, &self.stops);
         let release = held.len() - keep;
         out.push_str(held.get(..release).unwrap_or_default());
         held.drain(..release);
@@ -80,25 +82,6 @@ impl StopStrings {
     pub fn finish(&self, held: &mut String, out: &mut String) {
         out.push_str(held);
         held.clear();
-    }
-
-    /// Byte length of the longest proper suffix of `text` that begins some stop string.
-    fn open_suffix(&self, text: &str) -> usize {
-        let mut best = 0;
-        for stop in &self.stops {
-            // Candidate suffixes start on char boundaries within the last `len(stop) - 1` bytes.
-            let limit = stop.len().saturating_sub(1).min(text.len());
-            for (start, _) in text.char_indices().rev() {
-                let len = text.len() - start;
-                if len > limit {
-                    break;
-                }
-                if len > best && stop.starts_with(text.get(start..).unwrap_or_default()) {
-                    best = len;
-                }
-            }
-        }
-        best
     }
 }
 

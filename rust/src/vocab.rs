@@ -8,6 +8,8 @@ use std::collections::HashMap;
 
 use tokenizers::Tokenizer;
 
+use crate::table::Table;
+
 /// Window entry of an empty token string in a resumed window (vLLM windows `""` for an id outside
 /// the vocabulary); it contributes no text.
 pub(crate) const EMPTY: u32 = u32::MAX;
@@ -18,11 +20,10 @@ pub const MAX_WINDOW: usize = 1024;
 const PRESENT: u8 = 1;
 const SPECIAL: u8 = 2;
 
-/// Per-id token strings and flags, in one contiguous buffer.
+/// Per-id token strings (one contiguous table) and flags.
 #[derive(Debug)]
 pub(crate) struct Vocab {
-    text: String,
-    offsets: Vec<u32>,
+    tokens: Table<String>,
     flags: Vec<u8>,
     ids: HashMap<Box<str>, u32>,
 }
@@ -37,27 +38,23 @@ impl Vocab {
             .copied()
             .max()
             .map_or(0, |m| m as usize + 1);
-        let mut text = String::new();
-        let mut offsets = Vec::with_capacity(slots + 1);
         let mut flags = vec![0u8; slots];
         let mut ids = HashMap::with_capacity(slots);
-        offsets.push(0u32);
-        for (id, flag) in flags.iter_mut().enumerate() {
-            let id32 = id as u32;
-            if let Some(token) = tok.id_to_token(id32) {
+        let tokens = Table::build(slots, |id, text: &mut String| {
+            if let Some(token) = tok.id_to_token(id) {
+                let flag = flags.get_mut(id as usize)?;
                 *flag = PRESENT;
                 if added.is_special_token(&token) {
                     *flag |= SPECIAL;
                 }
                 text.push_str(&token);
                 // The first id wins when two ids share a string; both decode alike.
-                ids.entry(token.into_boxed_str()).or_insert(id32);
+                ids.entry(token.into_boxed_str()).or_insert(id);
             }
-            offsets.push(text.len() as u32);
-        }
+            Some(())
+        });
         Vocab {
-            text,
-            offsets,
+            tokens: tokens.unwrap_or_default(),
             flags,
             ids,
         }
@@ -75,8 +72,7 @@ impl Vocab {
         if self.flags.get(i).copied().unwrap_or(0) & PRESENT == 0 {
             return None;
         }
-        let (start, end) = (*self.offsets.get(i)?, *self.offsets.get(i + 1)?);
-        self.text.get(start as usize..end as usize)
+        self.tokens.get(id)
     }
 
     /// Whether `id` is a special token (skipped when `skip_special_tokens` is set).

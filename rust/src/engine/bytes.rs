@@ -7,7 +7,8 @@
 //! buffer, so a warm step makes no heap allocation.
 
 use super::{Scratch, Start};
-use crate::vocab::{EMPTY, Vocab};
+use crate::table;
+use crate::vocab::Vocab;
 
 /// GPT-2's byte-level alphabet, reversed: `table[code point]` is the byte a printable char stands
 /// for. Bytes outside the printable ranges were given code points 256, 257, ... in byte order.
@@ -26,39 +27,24 @@ fn byte_level_alphabet() -> [Option<u8>; 324] {
     table
 }
 
-/// Contiguous per-id byte strings.
-#[derive(Debug, Default)]
-struct Table {
-    bytes: Vec<u8>,
-    offsets: Vec<u32>,
-}
+/// Per-id bytes: the crate's one per-id table, where an id without an entry reads as empty.
+#[derive(Debug)]
+struct Table(table::Table<Vec<u8>>);
 
 impl Table {
     fn with_ids(vocab: &Vocab, mut f: impl FnMut(u32, &str, &mut Vec<u8>)) -> Table {
-        let mut t = Table {
-            bytes: Vec::new(),
-            offsets: Vec::with_capacity(vocab.len() + 1),
-        };
-        t.offsets.push(0);
-        for id in 0..vocab.len() as u32 {
+        let t = table::Table::build(vocab.len(), |id, buf| {
             if let Some(token) = vocab.token(id) {
-                f(id, token, &mut t.bytes);
+                f(id, token, buf);
             }
-            t.offsets.push(t.bytes.len() as u32);
-        }
-        t
+            Some(())
+        });
+        Table(t.unwrap_or_default())
     }
 
     #[inline]
     fn get(&self, id: u32) -> &[u8] {
-        if id == EMPTY {
-            return &[];
-        }
-        let i = id as usize;
-        match (self.offsets.get(i), self.offsets.get(i + 1)) {
-            (Some(&a), Some(&b)) => self.bytes.get(a as usize..b as usize).unwrap_or(&[]),
-            _ => &[],
-        }
+        self.0.get(id).unwrap_or(&[])
     }
 }
 

@@ -13,6 +13,7 @@ use serde_json::Value;
 use tokenizers::Tokenizer;
 
 use crate::error::Result;
+use crate::table::Table;
 use crate::vocab::Vocab;
 
 /// Which engine a [`crate::Detokenizer`] chose for its tokenizer.
@@ -50,39 +51,20 @@ pub(crate) enum Start {
     InvalidRun,
 }
 
-/// Per-id strings, contiguous.
-#[derive(Debug, Default)]
-pub(crate) struct Texts {
-    text: String,
-    offsets: Vec<u32>,
-}
+/// Per-id strings (the crate's one per-id table).
+pub(crate) type Texts = Table<String>;
 
-impl Texts {
-    #[inline]
-    pub(crate) fn get(&self, id: u32) -> Option<&str> {
-        let i = id as usize;
-        let (a, b) = (*self.offsets.get(i)?, *self.offsets.get(i + 1)?);
-        self.text.get(a as usize..b as usize)
-    }
-
-    /// Fills one string per id with `f`; `None` when `f` fails on any id.
-    pub(crate) fn build(
-        vocab: &Vocab,
-        mut f: impl FnMut(u32, &str) -> Option<String>,
-    ) -> Option<Texts> {
-        let mut t = Texts {
-            text: String::new(),
-            offsets: Vec::with_capacity(vocab.len() + 1),
-        };
-        t.offsets.push(0);
-        for id in 0..vocab.len() as u32 {
-            if let Some(token) = vocab.token(id) {
-                t.text.push_str(&f(id, token)?);
-            }
-            t.offsets.push(t.text.len() as u32);
+/// Fills one string per id with `f`; `None` when `f` fails on any id.
+pub(crate) fn texts(
+    vocab: &Vocab,
+    mut f: impl FnMut(u32, &str) -> Option<String>,
+) -> Option<Texts> {
+    Table::build(vocab.len(), |id, buf: &mut String| {
+        if let Some(token) = vocab.token(id) {
+            buf.push_str(&f(id, token)?);
         }
-        Some(t)
-    }
+        Some(())
+    })
 }
 
 /// Reusable buffers, so a step allocates nothing once warm.

@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokenizers::decoders::DecoderWrapper;
 use tokenizers::{Decoder, Tokenizer};
 
-use super::Texts;
+use super::{Texts, texts};
 use crate::error::{Error, Result};
 use crate::vocab::{EMPTY, Vocab};
 
@@ -59,9 +59,9 @@ impl Windowed {
                 None => Some(tokens),
             }
         };
-        let first = Texts::build(vocab, |_, t| Some(chain(vec![t.to_owned()])?.concat()));
+        let first = texts(vocab, |_, t| Some(chain(vec![t.to_owned()])?.concat()));
         let rest = if with_rest && decoder.is_some_and(token_local) {
-            Texts::build(vocab, |_, t| {
+            texts(vocab, |_, t| {
                 chain(vec![t.to_owned(), t.to_owned()])?.into_iter().nth(1)
             })
         } else {

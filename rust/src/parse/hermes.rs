@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Delta, Parsers, Tag, ToolRules, joined, open_suffix};
+use super::delta::{Delta, ToolRules};
+use super::markers::{Parsers, Tag};
+use crate::holdback::{joined, open_suffix};
 
 /// Most chars of arguments held while the name is not known yet, and of a name.
 const MAX_PENDING: usize = 1536;

@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use super::classes::PyDetokenizer;
+use super::detokenizer::PyDetokenizer;
 use super::parser::PyParser;
 use crate::parse::{ChatParser, Parsers};
 use crate::wire::{Derenderer, PARSER_STATES, Reply, replays_by_name};

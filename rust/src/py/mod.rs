@@ -2,10 +2,12 @@
 //! mapping. No semantics live here; the constants the Python layer needs are the core's,
 //! exported as they are.
 
-mod classes;
 mod derender;
+mod detokenizer;
 mod errors;
+mod ids;
 mod parser;
+mod stream;
 
 use pyo3::prelude::*;
 
@@ -15,11 +17,11 @@ mod _core {
     use pyo3::types::{PyBytes, PyTuple};
 
     #[pymodule_export]
-    use super::classes::PyDetokStream;
-    #[pymodule_export]
-    use super::classes::PyDetokenizer;
-    #[pymodule_export]
     use super::derender::PyDerenderer;
+    #[pymodule_export]
+    use super::detokenizer::PyDetokenizer;
+    #[pymodule_export]
+    use super::stream::PyDetokStream;
 
     #[allow(non_upper_case_globals)]
     #[pymodule_export]

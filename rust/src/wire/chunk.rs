@@ -9,6 +9,7 @@ use super::config::Config;
 use super::error::{Res, WireError};
 use super::input::{Body, Obj, chat_request_text, raw_as};
 use super::json::Json;
+use super::json::key;
 use super::output::{self, Answer, Chat};
 use super::request::{Ask, Params};
 use crate::parse::{Context, tool_call_id};
@@ -172,7 +173,7 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
     );
     if let Some((choice, o)) = &out {
         j.obj();
-        j.key("index");
+        key!(j, "index");
         j.u64(u64::from(choice.index));
         if chat {
             let say = Chat {
@@ -181,20 +182,20 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
             };
             say.delta(&mut j, choice.index, o, state.role_sent);
             state.role_sent = true;
-            j.key("logprobs");
+            key!(j, "logprobs");
             output::chat_logprobs(&mut j, &o.logprobs);
         } else {
-            j.key("text");
+            key!(j, "text");
             j.str(&o.text);
-            j.key("logprobs");
+            key!(j, "logprobs");
             output::completion_logprobs(&mut j, &o.logprobs, state.logprob_text_offset);
         }
         output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
         if !chat {
-            j.key("prompt_token_ids");
+            key!(j, "prompt_token_ids");
             j.null();
         }
-        j.key("token_ids");
+        key!(j, "token_ids");
         j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
         j.end_obj();
         state.logprob_text_offset += o.chars;

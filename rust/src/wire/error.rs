@@ -2,6 +2,7 @@
 //! shape (`{"error": {"message", "type", "param", "code"}}`) is written.
 
 use super::json::Json;
+use super::json::key;
 
 /// Why a body was refused; it becomes the error object of the reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,15 +77,15 @@ pub fn error_type(status: u16) -> &'static str {
 pub fn error_body(status: u16, message: &str, param: Option<&str>) -> Vec<u8> {
     let mut j = Json::with_capacity(128 + message.len());
     j.obj();
-    j.key("error");
+    key!(j, "error");
     j.obj();
-    j.key("message");
+    key!(j, "message");
     j.str(message);
-    j.key("type");
+    key!(j, "type");
     j.str(error_type(status));
-    j.key("param");
+    key!(j, "param");
     j.opt_str(param);
-    j.key("code");
+    key!(j, "code");
     j.u64(u64::from(status));
     j.end_obj();
     j.end_obj();

@@ -4,6 +4,15 @@
 //! The writer owns the punctuation: it knows whether a value is the first of its object or
 //! array, so callers say only what comes (`obj`, `key`, a value, `end_obj`), never a comma.
 
+/// Writes the key `$k` (a literal) of the open object: `key!(j, "index")`. The key's bytes,
+/// comma included, are one literal, so a key costs one copy.
+macro_rules! key {
+    ($j:expr, $k:literal) => {
+        $j.key_lit(concat!(",\"", $k, "\":"))
+    };
+}
+pub(crate) use key;
+
 /// The logprob that stands for `-inf` (and NaN) on the wire.
 pub const LOGPROB_FLOOR: f64 = -9999.0;
 
@@ -71,13 +80,16 @@ impl Json {
         self.first = false;
     }
 
-    /// A key of the open object; its value comes next. Keys are plain ASCII names.
+    /// A key of the open object, given as `,"name":` (see [`key!`]); its value comes next.
     #[inline]
-    pub fn key(&mut self, k: &str) {
-        self.sep();
-        self.buf.push(b'"');
-        self.buf.extend_from_slice(k.as_bytes());
-        self.buf.extend_from_slice(b"\":");
+    pub fn key_lit(&mut self, comma_key: &str) {
+        let bytes = comma_key.as_bytes();
+        let bytes = if self.first {
+            bytes.get(1..).unwrap_or_default()
+        } else {
+            bytes
+        };
+        self.buf.extend_from_slice(bytes);
         self.first = true;
     }
 
@@ -251,9 +263,9 @@ mod tests {
         j.f64(-9999.0);
         j.f64(-1.25e-7);
         j.obj();
-        j.key("k");
+        key!(j, "k");
         j.nums(&[1u32, 2]);
-        j.key("e");
+        key!(j, "e");
         j.obj();
         j.end_obj();
         j.end_obj();

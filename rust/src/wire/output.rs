@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 
 use super::choice::Out;
 use super::input::{Generate, Obj, Pairs, PromptLogprob, State, StopReason};
-use super::json::{Json, LOGPROB_FLOOR};
+use super::json::{Json, LOGPROB_FLOOR, key};
 use super::logprobs::{Lp, clamp};
 use crate::detokenizer::Detokenizer;
 use crate::parse::{Delta, tool_call_id};
@@ -51,22 +51,22 @@ pub(crate) fn request_id_of<'r>(resp: &'r Generate<'_>) -> Cow<'r, str> {
 /// The head every answer shares: `"id"`, `"object"`, `"created"`, `"model"`, then `"choices"`
 /// opened.
 fn head(j: &mut Json, request_id: &str, object: &str, model: &str) {
-    j.key("id");
+    key!(j, "id");
     j.str(request_id);
-    j.key("object");
+    key!(j, "object");
     j.str(object);
-    j.key("created");
+    key!(j, "created");
     j.u64(now());
-    j.key("model");
+    key!(j, "model");
     j.str(model);
-    j.key("choices");
+    key!(j, "choices");
     j.arr();
 }
 
 /// Opens a stream answer, up to its choices: `{"chunk":{"id":...,"choices":[`.
 pub(crate) fn open_chunk(j: &mut Json, request_id: &str, chat: bool, model: &str) {
     j.obj();
-    j.key("chunk");
+    key!(j, "chunk");
     j.obj();
     let object = if chat {
         "chat.completion.chunk"
@@ -86,7 +86,7 @@ pub(crate) fn close_chunk(
     tokens: usize,
 ) -> Answer {
     j.end_arr();
-    j.key("usage");
+    key!(j, "usage");
     match &resp.usage {
         None => j.null(),
         Some(u) => usage(
@@ -97,11 +97,11 @@ pub(crate) fn close_chunk(
         ),
     }
     if chat {
-        j.key("prompt_token_ids");
+        key!(j, "prompt_token_ids");
         j.null();
     }
     j.end_obj();
-    j.key("stream_state");
+    key!(j, "stream_state");
     let state_at = j.len();
     write_state(&mut j, state);
     let state_bytes = (j.len() - state_at) as u64;
@@ -135,17 +135,17 @@ pub(crate) fn close_whole_chat(
     prompt_ids: Option<&[u32]>,
 ) -> Answer {
     j.end_arr();
-    j.key("service_tier");
+    key!(j, "service_tier");
     j.null();
-    j.key("system_fingerprint");
+    key!(j, "system_fingerprint");
     j.null();
-    j.key("usage");
+    key!(j, "usage");
     usage(&mut j, prompt_tokens, completion as i64, (None, None));
-    j.key("prompt_logprobs");
+    key!(j, "prompt_logprobs");
     prompt_logprobs(&mut j, det, resp.prompt_logprobs.as_deref());
-    j.key("prompt_token_ids");
+    key!(j, "prompt_token_ids");
     j.opt_ids(prompt_ids);
-    j.key("kv_transfer_params");
+    key!(j, "kv_transfer_params");
     j.opt_raw(resp.kv_transfer_params.map(RawValue::get));
     j.end_obj();
     Answer {
@@ -163,13 +163,13 @@ pub(crate) fn close_whole_completion(
     completion: usize,
 ) -> Answer {
     j.end_arr();
-    j.key("service_tier");
+    key!(j, "service_tier");
     j.null();
-    j.key("system_fingerprint");
+    key!(j, "system_fingerprint");
     j.null();
-    j.key("usage");
+    key!(j, "usage");
     usage(&mut j, prompt_tokens, completion as i64, (None, None));
-    j.key("kv_transfer_params");
+    key!(j, "kv_transfer_params");
     j.opt_raw(first.kv_transfer_params.map(RawValue::get));
     j.end_obj();
     Answer {
@@ -188,7 +188,7 @@ pub(crate) struct Chat<'r> {
 impl Chat<'_> {
     /// `"content"`: a plain choice's text, or the parser's content (null when empty).
     fn content(j: &mut Json, o: &Out<'_>) {
-        j.key("content");
+        key!(j, "content");
         match &o.parsed {
             None => j.str(&o.text),
             Some(d) => j.text_or_null(&d.content),
@@ -197,7 +197,7 @@ impl Chat<'_> {
 
     /// `"reasoning"`: the parser's (null when empty, or not asked for); null for plain choices.
     fn reasoning(&self, j: &mut Json, o: &Out<'_>) {
-        j.key("reasoning");
+        key!(j, "reasoning");
         match &o.parsed {
             Some(d) if self.include_reasoning => j.text_or_null(&d.reasoning),
             _ => j.null(),
@@ -206,29 +206,33 @@ impl Chat<'_> {
 
     /// `"message"` of a whole chat choice.
     pub fn message(&self, j: &mut Json, index: u32, o: &Out<'_>) {
-        j.key("message");
+        key!(j, "message");
         j.obj();
-        j.key("role");
+        key!(j, "role");
         j.str("assistant");
         Self::content(j, o);
-        for key in ["refusal", "annotations", "audio", "function_call"] {
-            j.key(key);
-            j.null();
-        }
-        j.key("tool_calls");
+        key!(j, "refusal");
+        j.null();
+        key!(j, "annotations");
+        j.null();
+        key!(j, "audio");
+        j.null();
+        key!(j, "function_call");
+        j.null();
+        key!(j, "tool_calls");
         j.arr();
         if let Some(d) = &o.parsed {
             for call in assemble(d) {
                 j.obj();
-                j.key("id");
+                key!(j, "id");
                 j.str(&tool_call_id(self.request_id, index, call.index));
-                j.key("type");
+                key!(j, "type");
                 j.str("function");
-                j.key("function");
+                key!(j, "function");
                 j.obj();
-                j.key("name");
+                key!(j, "name");
                 j.str(&call.name);
-                j.key("arguments");
+                key!(j, "arguments");
                 j.str(&call.arguments);
                 j.end_obj();
                 j.end_obj();
@@ -241,9 +245,9 @@ impl Chat<'_> {
 
     /// `"delta"` of a chat stream chunk; the role comes with the first.
     pub fn delta(&self, j: &mut Json, index: u32, o: &Out<'_>, role_sent: bool) {
-        j.key("delta");
+        key!(j, "delta");
         j.obj();
-        j.key("role");
+        key!(j, "role");
         if role_sent {
             j.null();
         } else {
@@ -253,27 +257,27 @@ impl Chat<'_> {
         self.reasoning(j, o);
         match &o.parsed {
             Some(d) if !d.calls.is_empty() => {
-                j.key("tool_calls");
+                key!(j, "tool_calls");
                 j.arr();
                 for call in &d.calls {
                     j.obj();
-                    j.key("id");
+                    key!(j, "id");
                     match &call.name {
                         Some(_) => j.str(&tool_call_id(self.request_id, index, call.index)),
                         None => j.null(),
                     }
-                    j.key("type");
+                    key!(j, "type");
                     match &call.name {
                         Some(_) => j.str("function"),
                         None => j.null(),
                     }
-                    j.key("index");
+                    key!(j, "index");
                     j.u64(u64::from(call.index));
-                    j.key("function");
+                    key!(j, "function");
                     j.obj();
-                    j.key("name");
+                    key!(j, "name");
                     j.opt_str(call.name.as_deref());
-                    j.key("arguments");
+                    key!(j, "arguments");
                     j.str(&call.arguments);
                     j.end_obj();
                     j.end_obj();
@@ -312,9 +316,9 @@ fn assemble(delta: &Delta) -> Vec<Call> {
 
 /// `"finish_reason"` and `"stop_reason"`.
 pub(crate) fn finish(j: &mut Json, finish: Option<&str>, stop: Option<&StopReason<'_>>) {
-    j.key("finish_reason");
+    key!(j, "finish_reason");
     j.opt_str(finish);
-    j.key("stop_reason");
+    key!(j, "stop_reason");
     match stop {
         None => j.null(),
         Some(StopReason::Id(id)) => j.u64(*id),
@@ -329,15 +333,15 @@ fn usage(
     (pd, cd): (Option<&RawValue>, Option<&RawValue>),
 ) {
     j.obj();
-    j.key("prompt_tokens");
+    key!(j, "prompt_tokens");
     j.i64(prompt);
-    j.key("total_tokens");
+    key!(j, "total_tokens");
     j.i64(prompt.saturating_add(completion));
-    j.key("completion_tokens");
+    key!(j, "completion_tokens");
     j.i64(completion);
-    j.key("prompt_tokens_details");
+    key!(j, "prompt_tokens_details");
     j.opt_raw(pd.map(RawValue::get));
-    j.key("completion_tokens_details");
+    key!(j, "completion_tokens_details");
     j.opt_raw(cd.map(RawValue::get));
     j.end_obj();
 }
@@ -355,32 +359,32 @@ pub(crate) fn chat_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>) {
         None => return j.null(),
         Some(None) => {
             j.obj();
-            j.key("content");
+            key!(j, "content");
             j.null();
             return j.end_obj();
         }
         Some(Some(c)) => c,
     };
     j.obj();
-    j.key("content");
+    key!(j, "content");
     j.arr();
     for lp in content {
         j.obj();
-        j.key("token");
+        key!(j, "token");
         j.str(&lp.token);
-        j.key("logprob");
+        key!(j, "logprob");
         j.f64(lp.logprob);
-        j.key("bytes");
+        key!(j, "bytes");
         bytes(j, &lp.token, lp.bytes.as_deref());
-        j.key("top_logprobs");
+        key!(j, "top_logprobs");
         j.arr();
         for c in &lp.top {
             j.obj();
-            j.key("token");
+            key!(j, "token");
             j.str(&c.token);
-            j.key("logprob");
+            key!(j, "logprob");
             j.f64(c.logprob);
-            j.key("bytes");
+            key!(j, "bytes");
             bytes(j, &c.token, c.bytes.as_deref());
             j.end_obj();
         }
@@ -400,7 +404,7 @@ pub(crate) fn completion_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>, o
         Some(Some(c)) => c,
     };
     j.obj();
-    j.key("text_offset");
+    key!(j, "text_offset");
     j.arr();
     let mut at = offset;
     for lp in content {
@@ -408,19 +412,19 @@ pub(crate) fn completion_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>, o
         at += lp.token.chars().count() as u64;
     }
     j.end_arr();
-    j.key("token_logprobs");
+    key!(j, "token_logprobs");
     j.arr();
     for lp in content {
         j.f64(lp.logprob);
     }
     j.end_arr();
-    j.key("tokens");
+    key!(j, "tokens");
     j.arr();
     for lp in content {
         j.str(&lp.token);
     }
     j.end_arr();
-    j.key("top_logprobs");
+    key!(j, "top_logprobs");
     j.arr();
     for lp in content {
         if lp.top.is_empty() {
@@ -472,14 +476,14 @@ pub(crate) fn prompt_logprobs(
         for (key, lp) in &pairs.0 {
             j.key_str(key);
             j.obj();
-            j.key("logprob");
+            key!(j, "logprob");
             j.f64(clamp(Some(lp.logprob)));
-            j.key("rank");
+            key!(j, "rank");
             match lp.rank {
                 Some(r) => j.i64(r),
                 None => j.null(),
             }
-            j.key("decoded_token");
+            key!(j, "decoded_token");
             match (&lp.decoded_token, key.parse::<u32>()) {
                 (Some(t), _) => j.str(t),
                 (None, Ok(id)) => match det.logprob_token(id, &[]) {
@@ -498,34 +502,34 @@ pub(crate) fn prompt_logprobs(
 /// The stream state for the next call (vLLM's fields, then tokstream's).
 pub(crate) fn write_state(j: &mut Json, s: &State) {
     j.obj();
-    j.key("prev_tokens");
+    key!(j, "prev_tokens");
     j.strs(&s.prev_tokens);
-    j.key("prefix_offset");
+    key!(j, "prefix_offset");
     j.u64(s.prefix_offset);
-    j.key("read_offset");
+    key!(j, "read_offset");
     j.u64(s.read_offset);
-    j.key("role_sent");
+    key!(j, "role_sent");
     j.bool(s.role_sent);
-    j.key("logprob_context_token_ids");
+    key!(j, "logprob_context_token_ids");
     j.nums(&s.logprob_context_token_ids);
-    j.key("logprob_text_offset");
+    key!(j, "logprob_text_offset");
     j.u64(s.logprob_text_offset);
-    j.key("output_token_ids");
+    key!(j, "output_token_ids");
     j.nums(&s.output_token_ids);
-    j.key("output_chunk_lens");
+    key!(j, "output_chunk_lens");
     j.nums(&s.output_chunk_lens);
-    j.key("tools_streamed");
+    key!(j, "tools_streamed");
     j.bool(s.tools_streamed);
-    j.key("last_tool_call_ids");
+    key!(j, "last_tool_call_ids");
     j.strs(&s.last_tool_call_ids);
-    j.key("held_text");
+    key!(j, "held_text");
     j.str(&s.held_text);
-    j.key("generated_tokens");
+    key!(j, "generated_tokens");
     j.u64(s.generated_tokens);
-    j.key("stopped");
+    key!(j, "stopped");
     j.bool(s.stopped);
     if let Some(parser) = &s.parser {
-        j.key("parser");
+        key!(j, "parser");
         // A plain struct of strings, numbers and booleans: serializing it cannot fail.
         j.with_buf(|buf| serde_json::to_writer(buf, &parser.0).is_ok());
     }

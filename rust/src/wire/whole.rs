@@ -10,6 +10,7 @@ use super::config::Config;
 use super::error::{Res, WireError};
 use super::input::{Body, Choice, chat_request_text, raw_as};
 use super::json::Json;
+use super::json::key;
 use super::output::{self, Answer, Chat};
 use super::request::{Ask, Params};
 use crate::parse::Context;
@@ -145,13 +146,13 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
     );
     for (choice, o) in resp.choices.iter().zip(&outs) {
         j.obj();
-        j.key("index");
+        key!(j, "index");
         j.u64(u64::from(choice.index));
         say.message(&mut j, choice.index, o);
-        j.key("logprobs");
+        key!(j, "logprobs");
         output::chat_logprobs(&mut j, &o.logprobs);
         output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
-        j.key("token_ids");
+        key!(j, "token_ids");
         j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
         j.end_obj();
     }
@@ -232,19 +233,19 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
             let o = plain(c, choice, prompt, &p)?;
             total_completion += choice.token_ids.as_ref().map_or(0, Vec::len);
             j.obj();
-            j.key("index");
+            key!(j, "index");
             j.u64(index);
             index += 1;
-            j.key("text");
+            key!(j, "text");
             j.str(&o.text);
-            j.key("logprobs");
+            key!(j, "logprobs");
             output::completion_logprobs(&mut j, &o.logprobs, 0);
             output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
-            j.key("token_ids");
+            key!(j, "token_ids");
             j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
-            j.key("prompt_logprobs");
+            key!(j, "prompt_logprobs");
             output::prompt_logprobs(&mut j, &c.det, resp.prompt_logprobs.as_deref());
-            j.key("prompt_token_ids");
+            key!(j, "prompt_token_ids");
             j.opt_ids(prompt.filter(|_| p.return_token_ids));
             j.end_obj();
         }

@@ -1,0 +1,53 @@
+//! Holding back text that may still begin a pattern: the stop strings of a stream and the
+//! parsers' text-matched markers both send text up to where a match could still start, and keep
+//! the rest until the next text decides it.
+
+use std::borrow::Cow;
+
+/// Byte length of the longest suffix of `text`, starting on a char boundary, that is a proper
+/// prefix of `pattern` (0 when none is).
+pub(crate) fn open_suffix(text: &str, pattern: &str) -> usize {
+    let max = pattern.len().saturating_sub(1).min(text.len());
+    (1..=max)
+        .rev()
+        .find(|&n| {
+            text.is_char_boundary(text.len() - n)
+                && pattern.starts_with(text.get(text.len() - n..).unwrap_or_default())
+        })
+        .unwrap_or(0)
+}
+
+/// The longest [`open_suffix`] of `text` over several patterns.
+pub(crate) fn open_suffix_any<S: AsRef<str>>(text: &str, patterns: &[S]) -> usize {
+    patterns
+        .iter()
+        .map(|p| open_suffix(text, p.as_ref()))
+        .max()
+        .unwrap_or(0)
+}
+
+/// `held` then `text`, copied only when something was held.
+pub(crate) fn joined(mut held: String, text: &str) -> Cow<'_, str> {
+    if held.is_empty() {
+        Cow::Borrowed(text)
+    } else {
+        held.push_str(text);
+        Cow::Owned(held)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_longest_proper_prefix_on_a_char_boundary() {
+        assert_eq!(open_suffix("abc</tool", "</tool_call>"), 6);
+        assert_eq!(open_suffix("abc</tool_call>", "</tool_call>"), 0);
+        assert_eq!(open_suffix("x中", "中文"), 3);
+        assert_eq!(open_suffix("", "ab"), 0);
+        assert_eq!(open_suffix_any("say st", &["stop", "s"]), 2);
+        assert_eq!(joined(String::new(), "a"), "a");
+        assert_eq!(joined("a".to_owned(), "b"), "ab");
+    }
+}

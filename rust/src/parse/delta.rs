@@ -1,0 +1,51 @@
+//! What parsing adds to a response: content, reasoning and tool-call deltas, and what the
+//! request allows the tool parser.
+
+/// What the request asks of the tool parser.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolRules {
+    /// Tool calls are parsed at all (`tools` given, `tool_choice` not `"none"`).
+    pub enabled: bool,
+    /// More than one call may be sent.
+    pub parallel: bool,
+}
+
+/// A tool call's part of one delta.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallDelta {
+    pub index: u32,
+    /// The name, on the call's first delta only.
+    pub name: Option<String>,
+    pub arguments: String,
+}
+
+/// What parsing one step added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Delta {
+    pub content: String,
+    pub reasoning: String,
+    pub calls: Vec<CallDelta>,
+}
+
+impl Delta {
+    /// Call `index` starts, with its name.
+    pub fn start_call(&mut self, index: u32, name: String) {
+        self.calls.push(CallDelta {
+            index,
+            name: Some(name),
+            arguments: String::new(),
+        });
+    }
+
+    /// More argument text of call `index`.
+    pub fn push_arguments(&mut self, index: u32, text: &str) {
+        match self.calls.last_mut() {
+            Some(last) if last.index == index => last.arguments.push_str(text),
+            _ => self.calls.push(CallDelta {
+                index,
+                name: None,
+                arguments: text.to_owned(),
+            }),
+        }
+    }
+}
