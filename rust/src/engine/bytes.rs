@@ -6,7 +6,7 @@
 //! indexed by offsets (one cache line for most tokens), and write through a reused scratch
 //! buffer, so a warm step makes no heap allocation.
 
-use super::{Scratch, Start};
+use super::parts::{Scratch, Start};
 use crate::table;
 use crate::vocab::Vocab;
 

@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokenizers::decoders::DecoderWrapper;
 use tokenizers::{Decoder, Tokenizer};
 
-use super::{Texts, texts};
+use super::parts::{Texts, texts};
 use crate::error::{Error, Result};
 use crate::vocab::{EMPTY, Vocab};
 

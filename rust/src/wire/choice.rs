@@ -19,7 +19,7 @@ pub(crate) struct Out<'a> {
     pub text: String,
     /// What the parser made of the text (parsed choices).
     pub parsed: Option<Delta>,
-    /// Chars of text the ids decoded to.
+    /// Chars of text the ids decoded to (parsed choices; plain ones count their `text`).
     pub chars: u64,
     pub finish_reason: Option<Cow<'a, str>>,
     pub stop_reason: Option<StopReason<'a>>,
@@ -223,8 +223,9 @@ pub(crate) fn derender<'a>(
                 let stop = p.stops.stops().get(index).cloned().unwrap_or_default();
                 stop_reason = Some(StopReason::Text(Cow::Owned(stop)));
             }
-            let chars = out_text.chars().count() as u64;
-            (None, chars)
+            // Chars of plain text are counted where they are needed (a completion stream's
+            // `text_offset`), not for every whole response.
+            (None, 0)
         }
         Text::Parsed(session) => {
             let mut delta = Delta::default();

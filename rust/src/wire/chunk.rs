@@ -198,7 +198,10 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
         key!(j, "token_ids");
         j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
         j.end_obj();
-        state.logprob_text_offset += o.chars;
+        state.logprob_text_offset += match o.parsed {
+            Some(_) => o.chars,
+            None => o.text.chars().count() as u64,
+        };
     }
     let tokens = out
         .as_ref()
