@@ -1,6 +1,6 @@
 """Derender per chunk: ``Derenderer.handle_json`` vs the plain-Python reference (qwen3).
 
-The reference (``tests/derender_reference.py``) is derender the way vLLM's server does it:
+The reference (``oracles/derender_reference.py``) is derender the way vLLM's server does it:
 pydantic validation of the body, vLLM's windowed algorithm in Python, ``tokenizers`` decodes for
 logprob strings, pydantic serialization. Both answer the same bytes a client sends: the
 generation of ``generation.py`` plus ``<|im_end|>``, cut into chunks as vLLM's generate server
@@ -31,9 +31,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from derender_reference import ReferenceDerenderer
 from support import generation_ids, load_tokenizer, tokenizer_path
 from tokstream.protocol import GenerateResponse, GenerateStreamResponse
+
+from oracles.derender_reference import ReferenceDerenderer
 
 NAME = "qwen3"
 MODEL = "Qwen/Qwen3-8B"

@@ -4,7 +4,7 @@ Three implementations answer the same chunk bodies: tokstream's resumable parser
 (``Derenderer(..., reasoning_parser="qwen3", tool_parser="hermes")``, the parser state carried in
 ``stream_state``), tokstream's replay path (``parser_state="replay"``, vLLM's state: every output
 id so far, replayed each chunk in Rust) and the plain-Python replay reference
-(``tests/parser_reference.py``, vLLM's way: pydantic validation, a fresh parser and the whole
+(``oracles/parser_reference.py``, vLLM's way: pydantic validation, a fresh parser and the whole
 history re-detokenized and re-parsed every chunk).
 
 The generation (``generation_of``) is built to an exact length of 64, 512, 4,096 or 8,192 ids:
@@ -43,9 +43,10 @@ from typing import Any
 
 import pytest
 from generation import GENERATION
-from parser_reference import ReplayChatDerenderer
 from support import load_tokenizer, tokenizer_path
 from tokstream.protocol import GenerateStreamResponse
+
+from oracles.parser_reference import ReplayChatDerenderer
 
 NAME = "qwen3"
 MODEL = "Qwen/Qwen3-8B"

@@ -22,7 +22,8 @@ from typing import Any
 
 from support import generation_ids
 from tokenizers.decoders import DecodeStream
-from vllm_reference import RefStream
+
+from oracles.vllm_reference import RefStream
 
 NAME = "qwen3"
 PROMPT_IDS = 32_000

@@ -15,7 +15,8 @@ import pytest
 from support import STEP_TOKENIZERS, chunked, generation_ids
 from tokenizers import Tokenizer
 from tokenizers.decoders import DecodeStream
-from vllm_reference import RefStream
+
+from oracles.vllm_reference import RefStream
 
 IMPLS = ("tokstream", "DecodeStream", "reference")
 CHUNKS = (1, 4, 16)

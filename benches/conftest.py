@@ -15,18 +15,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-TESTS_DIR = Path(__file__).resolve().parents[1] / "tests"
-if str(TESTS_DIR) not in sys.path:
-    # The plain-Python vLLM reference lives with the tests; import it, never copy it.
-    sys.path.append(str(TESTS_DIR))
-
-from support import load_detokenizer, load_tokenizer  # noqa: E402
+from support import load_detokenizer, load_tokenizer
 
 #: Where the memory bench leaves its rows for the terminal summary.
 MEMORY_KEY = pytest.StashKey[list[dict[str, Any]]]()

@@ -1,7 +1,7 @@
 """What the load test needs besides the clock: recorded streams, their checks, server processes.
 
 See ``benches/loadtest.py``. The streams are built from real tokenizers' encodings of the
-multilingual texts of ``benches/generation.py`` and ``tests/corpus.py``; the servers are real
+multilingual texts of ``benches/generation.py`` and ``oracles/corpus.py``; the servers are real
 processes whose CPU time is read from ``/proc``.
 """
 
@@ -24,12 +24,13 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-for _dir in (HERE, ROOT / "tests"):
+for _dir in (HERE, ROOT):
     if str(_dir) not in sys.path:
         sys.path.append(str(_dir))
 
-from corpus import SAMPLES, Marker, build, marker_ids  # noqa: E402
 from generation import GENERATION  # noqa: E402
+
+from oracles.corpus import SAMPLES, Marker, build, marker_ids  # noqa: E402
 
 CHAT = "/v1/chat/completions/derender"
 COMPLETION = "/v1/completions/derender"

@@ -1,7 +1,7 @@
 """Load test of the derender server: concurrent streams over HTTP, against a plain-Python peer.
 
 Starts ``tokstream serve`` as a real process, then the peer: ``benches/reference_server.py``,
-the plain-Python reference derender (``tests/derender_reference.py``) behind the same
+the plain-Python reference derender (``oracles/derender_reference.py``) behind the same
 ``tokstream.server.App`` on uvicorn with the same options and workers. Against each it replays N
 concurrent recorded generate streams over loopback HTTP (a light keep-alive HTTP/1.1 client,
 ``benches/http_client.py``, or aiohttp with ``--client aiohttp``; one task per stream, posting
@@ -16,7 +16,7 @@ succeed, else the exit status is 1::
     python benches/loadtest.py --health        # /health latency under whole 8,000-token derenders
 
 The streams: a multilingual pool of ids (``benches/generation.py`` and the samples of
-``tests/corpus.py``, added tokens spliced in) is cut into one 512-id output per stream, each
+``oracles/corpus.py``, added tokens spliced in) is cut into one 512-id output per stream, each
 starting at its own place, behind a chat-shaped prompt. The output is split into chunks of 1 to
 4 ids, sent as vLLM's generate server serializes ``GenerateStreamResponse`` chunks, then a
 finish-only chunk (no ids, ``finish_reason: "length"``) and a usage-only chunk (``choices:

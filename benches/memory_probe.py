@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from support import rss_bytes, settle_memory
 
@@ -42,7 +42,8 @@ def builder(impl: str, path: str) -> Any:
 
     from tokenizers import Tokenizer
     from tokenizers.decoders import DecodeStream
-    from vllm_reference import RefStream
+
+    from oracles.vllm_reference import RefStream
 
     tok = Tokenizer.from_file(path)
     if impl == "DecodeStream":

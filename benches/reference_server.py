@@ -1,6 +1,6 @@
 """The plain-Python reference derender behind tokstream's own web stack: the load test's peer.
 
-``tests/derender_reference.py``'s ``ReferenceDerenderer`` is derender the way vLLM's server does
+``oracles/derender_reference.py``'s ``ReferenceDerenderer`` is derender the way vLLM's server does
 it (pydantic request validation, vLLM's windowed algorithm in Python, pydantic serialization).
 This module serves it with ``tokstream.server.App`` on uvicorn, with the options ``tokstream
 serve`` uses, so that a load test of the two servers differs only in what answers a body::
@@ -21,10 +21,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-TESTS_DIR = Path(__file__).resolve().parents[1] / "tests"
-if str(TESTS_DIR) not in sys.path:
-    # The reference lives with the tests; import it, never copy it.
-    sys.path.append(str(TESTS_DIR))
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    # The reference lives in `oracles/`, beside the benches; import it, never copy it.
+    sys.path.append(str(ROOT))
 
 CONFIG_ENV = "TOKSTREAM_REFERENCE_CONFIG"
 _STATE_KEY = b'"stream_state":'
@@ -116,9 +116,10 @@ def tokenizer_file(path: str) -> Path:
 
 def build_app(config: ReferenceConfig) -> Any:
     """Loads the tokenizer and builds ``tokstream.server.App`` over the reference."""
-    from derender_reference import ReferenceDerenderer
     from tokenizers import Tokenizer
     from tokstream.server import App
+
+    from oracles.derender_reference import ReferenceDerenderer
 
     file = tokenizer_file(config.tokenizer)
     tok = Tokenizer.from_file(str(file))

@@ -54,7 +54,8 @@ from tokstream.protocol import (
     GenerateLogProbs,
     UsageInfo,
 )
-from vllm_reference import REPLACEMENT, State, VllmReference
+
+from .vllm_reference import REPLACEMENT, State, VllmReference
 
 CHAT_PATH = "/v1/chat/completions/derender"
 COMPLETION_PATH = "/v1/completions/derender"

@@ -31,16 +31,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from derender_reference import (
-    LOGPROB_CONTEXT,
-    AnsweredState,
-    ChatStreamAnswer,
-    HttpError,
-    Params,
-    ReferenceDerenderer,
-    StateExtensions,
-    bad,
-)
 from pydantic import BaseModel, ValidationError
 from tokenizers import Tokenizer
 from tokstream.protocol import (
@@ -57,7 +47,18 @@ from tokstream.protocol import (
     ToolCall,
     UsageInfo,
 )
-from vllm_reference import State, VllmReference
+
+from .derender_reference import (
+    LOGPROB_CONTEXT,
+    AnsweredState,
+    ChatStreamAnswer,
+    HttpError,
+    Params,
+    ReferenceDerenderer,
+    StateExtensions,
+    bad,
+)
+from .vllm_reference import State, VllmReference
 
 THINK_START, THINK_END = "<think>", "</think>"
 TOOL_START, TOOL_END = "<tool_call>", "</tool_call>"

@@ -5,7 +5,7 @@ runs per token over a window of token strings, so that it is obviously faithful 
 that tokstream's deltas (C4) and wire windows (C3) are compared against. Its one addition,
 ``flush``, is not part of vLLM: tests need it to compute the total text vLLM would produce.
 
-Tests and benchmarks import it as a plain module (``sys.path`` holding ``tests/``):
+Tests and benchmarks import it from ``oracles`` (the repository root is on ``sys.path``):
 
 >>> ref = VllmReference(tok, skip_special_tokens=False)  # doctest: +SKIP
 >>> state = ref.seed(prompt_ids)  # doctest: +SKIP

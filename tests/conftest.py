@@ -15,10 +15,11 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from helpers.real_tokenizers import load_tokenizer, tokenizer_path
 from hypothesis import HealthCheck, settings
-from real_tokenizers import load_tokenizer, tokenizer_path
 from tokenizers import Tokenizer
-from vllm_reference import REPLACEMENT, State, VllmReference
+
+from oracles.vllm_reference import REPLACEMENT, State, VllmReference
 
 TOKENIZER_NAMES: tuple[str, ...] = (
     "gpt2",

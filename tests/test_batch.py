@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 from conftest import decode, load_detokenizer
-from corpus import encode_text
 from tokenizers import Tokenizer
+
+from oracles.corpus import encode_text
 
 pytestmark = pytest.mark.parametrize(
     "name", ["qwen3", "mistral-7b-v0.1", "t5-small"], indirect=True

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from real_tokenizers import tokenizer_path
+from helpers.real_tokenizers import tokenizer_path
 
 
 @pytest.mark.parametrize("name", ["qwen3", "mistral-7b-v0.1", "t5-small"])

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 from conftest import VLLM_WRONG, c1_target, chunked, decode, run_stream, vllm_is_right
-from corpus import SAMPLE_NAMES, long_generation, samples
 from tokenizers import Tokenizer
-from vllm_reference import State, VllmReference
+
+from oracles.corpus import SAMPLE_NAMES, long_generation, samples
+from oracles.vllm_reference import State, VllmReference
 
 SKIPS = (False, True)
 ENGINES = {

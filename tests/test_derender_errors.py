@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from derender_util import (
+from helpers.derender_util import (
     CHAT,
     COMPLETION,
     PATHS,

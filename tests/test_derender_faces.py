@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from derender_util import (
+from helpers.derender_util import (
     CHAT,
     COMPLETION,
     SERVED,

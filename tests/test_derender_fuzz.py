@@ -11,7 +11,7 @@ import copy
 import json
 from typing import Any
 
-from derender_util import (
+from helpers.derender_util import (
     CHAT,
     COMPLETION,
     PATHS,

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import BYTE_LEVEL, SENTENCEPIECE
-from corpus import encode_text
-from derender_util import (
+from helpers.derender_util import (
     CHAT,
     COMPLETION,
     PATHS,
@@ -28,8 +27,10 @@ from derender_util import (
     run_stream_calls,
     whole_body,
 )
-from real_tokenizers import load_tokenizer
+from helpers.real_tokenizers import load_tokenizer
 from tokenizers import Tokenizer
+
+from oracles.corpus import encode_text
 
 MISTRAL = "mistral-7b-v0.1"
 HELLO, HI, THERE, OK, WORLD = 22557, 15359, 736, 3614, 1526  # ▁Hello ▁Hi ▁there ▁ok ▁world

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import c1_target, vllm_is_right
-from derender_util import (
+from helpers.derender_util import (
     CHAT,
     COMPLETION,
     PATHS,
@@ -33,9 +33,10 @@ from derender_util import (
     whole_body,
     whole_text,
 )
-from real_tokenizers import load_tokenizer
+from helpers.real_tokenizers import load_tokenizer
 from tokenizers import Tokenizer
-from vllm_reference import VllmReference
+
+from oracles.vllm_reference import VllmReference
 
 QWEN = "qwen3"
 IM_START, USER, NL, IM_END, END_OF_TEXT = 151644, 872, 198, 151645, 151643

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import SENTENCEPIECE, c1_target, chunked, vllm_is_right
-from corpus import byte_ids, encode_text, long_generation
-from derender_util import (
+from helpers.derender_util import (
     CHAT,
     COMPLETION,
     PATHS,
@@ -32,7 +31,9 @@ from derender_util import (
     whole_text,
 )
 from tokenizers import Tokenizer
-from vllm_reference import State, VllmReference
+
+from oracles.corpus import byte_ids, encode_text, long_generation
+from oracles.vllm_reference import State, VllmReference
 
 
 def mid_character_cut(tok: Tokenizer, ids: list[int]) -> int | None:

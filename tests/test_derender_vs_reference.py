@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import c1_target, vllm_is_right
-from derender_util import (
+from helpers.derender_util import (
     CHAT,
     PATHS,
     SERVED,
@@ -29,14 +29,15 @@ from derender_util import (
     post,
     whole_body,
 )
-from real_tokenizers import load_tokenizer
+from helpers.real_tokenizers import load_tokenizer
 from tokenizers import Tokenizer
-from vllm_reference import VllmReference
+
+from oracles.vllm_reference import VllmReference
 
 
 @functools.cache
 def reference(name: str) -> Any:
-    from derender_reference import ReferenceDerenderer
+    from oracles.derender_reference import ReferenceDerenderer
 
     eos = tuple(load_derenderer(name).eos_token_ids)
     return ReferenceDerenderer(load_tokenizer(name), SERVED, eos)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import c1_target
-from derender_util import (
+from helpers.derender_util import (
     CHAT,
     COMPLETION,
     PATHS,
@@ -33,7 +33,7 @@ from derender_util import (
     whole_body,
     whole_text,
 )
-from real_tokenizers import load_tokenizer
+from helpers.real_tokenizers import load_tokenizer
 
 QWEN = "qwen3"
 # qwen3 ids: "<|im_start|>user\n" and the generation "Hello world! 中文 👋." then <|im_end|>.

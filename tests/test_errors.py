@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 from conftest import c1_target, decode, load_tokenizer, tokenizer_path
-from corpus import encode_text
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
+
+from oracles.corpus import encode_text
 
 U32 = 2**32  # tokenizers' decode takes ids below this and raises OverflowError from it on
 HYPOTHESIS_NAMES = ("gpt2", "qwen3", "mistral-7b-v0.1", "bert-all-minilm-l6-v2", "t5-small")

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from conftest import BYTE_LEVEL, SENTENCEPIECE, TOKENIZER_NAMES
-from corpus import encode_text
 from tokenizers import Tokenizer
+
+from oracles.corpus import encode_text
 
 REPLACEMENT = "\ufffd"
 SPLIT_TEXT = "Hi 中文 삥뽕빵 👨‍👩‍👧‍👦 🇯🇵 नमस्ते, done."

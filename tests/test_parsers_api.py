@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import c1_target, load_detokenizer
-from derender_util import (
+from helpers.derender_util import (
     CHAT,
     COMPLETION,
     assert_error,
@@ -28,8 +28,8 @@ from derender_util import (
     post,
     run_stream_calls,
 )
-from derender_util import whole_body as plain_whole_body
-from parsers_oracle import (
+from helpers.derender_util import whole_body as plain_whole_body
+from helpers.parsers_oracle import (
     NAMES,
     QWEN,
     SERVED,
@@ -37,7 +37,7 @@ from parsers_oracle import (
     cases,
     chat_request,
 )
-from parsers_util import (
+from helpers.parsers_util import (
     MODES,
     Streamed,
     derenderer,
@@ -48,7 +48,7 @@ from parsers_util import (
     whole,
     whole_body,
 )
-from real_tokenizers import load_tokenizer
+from helpers.real_tokenizers import load_tokenizer
 
 PARSERS = [("reasoning", "tool"), ("reasoning", None), (None, "tool")]
 

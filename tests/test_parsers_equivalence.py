@@ -14,10 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from derender_util import chunkings
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from parsers_oracle import (
+from helpers.derender_util import chunkings
+from helpers.parsers_oracle import (
     END_THINK,
     END_TOOL,
     NAMES,
@@ -30,7 +28,7 @@ from parsers_oracle import (
     chat_request,
     oracle,
 )
-from parsers_util import (
+from helpers.parsers_util import (
     MODES,
     Result,
     Streamed,
@@ -40,7 +38,9 @@ from parsers_util import (
     stream,
     whole,
 )
-from real_tokenizers import load_tokenizer
+from helpers.real_tokenizers import load_tokenizer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 CONFIGS = ("reasoning", "tools", "both")
 

@@ -11,7 +11,7 @@ answers, in both ``parser_state`` modes, against the oracle of ``parsers_util``.
 from __future__ import annotations
 
 import pytest
-from parsers_oracle import (
+from helpers.parsers_oracle import (
     BREAK,
     DEEPSEEK,
     END_THINK,
@@ -33,7 +33,7 @@ from parsers_oracle import (
     prompt_ids,
     starts_in_reasoning,
 )
-from parsers_util import (
+from helpers.parsers_util import (
     MODES,
     Streamed,
     check_everywhere,
@@ -41,7 +41,7 @@ from parsers_util import (
     singles,
     stream,
 )
-from real_tokenizers import load_tokenizer
+from helpers.real_tokenizers import load_tokenizer
 
 PLAIN = "Paris is sunny ☀️ and 東京 is rainy 雨 today; 👨‍👩‍👧‍👦 stay in."
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from derender_util import chunkings, state_size
-from parsers_oracle import (
+from helpers.derender_util import chunkings, state_size
+from helpers.parsers_oracle import (
     END_THINK,
     NAMES,
     VARIANT,
@@ -23,14 +23,14 @@ from parsers_oracle import (
     oracle,
     prompt_ids,
 )
-from parsers_util import (
+from helpers.parsers_util import (
     MODES,
     STATE_LIMIT,
     derenderer,
     stream,
     whole,
 )
-from real_tokenizers import load_tokenizer
+from helpers.real_tokenizers import load_tokenizer
 
 #: The state vLLM's derender writes (no tokstream extensions).
 VLLM_STATE_KEYS = frozenset(

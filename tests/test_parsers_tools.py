@@ -13,8 +13,8 @@ import json
 from typing import Any
 
 import pytest
-from derender_util import CHAT, gen_choice, gen_chunk, ok
-from parsers_oracle import (
+from helpers.derender_util import CHAT, gen_choice, gen_chunk, ok
+from helpers.parsers_oracle import (
     ARGS_FIRST,
     EMPTY_ARGS,
     END_TOOL,
@@ -34,7 +34,7 @@ from parsers_oracle import (
     cut_after,
     prompt_ids,
 )
-from parsers_util import (
+from helpers.parsers_util import (
     MODES,
     TOOL_ID,
     check_everywhere,
@@ -44,7 +44,7 @@ from parsers_util import (
     stream,
     whole,
 )
-from real_tokenizers import load_tokenizer
+from helpers.real_tokenizers import load_tokenizer
 
 
 def case_of(name: str, label: str) -> Any:

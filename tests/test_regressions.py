@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 from conftest import BYTE_LEVEL, SENTENCEPIECE, TOKENIZER_NAMES, c1_target, decode, run_stream
-from corpus import byte_ids, encode_text, samples
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
-from vllm_reference import RefStream
+
+from oracles.corpus import byte_ids, encode_text, samples
+from oracles.vllm_reference import RefStream
 
 BYTE_FAMILIES = BYTE_LEVEL + SENTENCEPIECE
 ZHONG = "中".encode()  # E4 B8 AD

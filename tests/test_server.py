@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 from conftest import c1_target
-from real_tokenizers import load_tokenizer, tokenizer_path
-from server_util import (
+from helpers.real_tokenizers import load_tokenizer, tokenizer_path
+from helpers.server_util import (
     CHAT,
     COMPLETION,
     HOST,

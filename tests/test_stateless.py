@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 from conftest import c1_target, run_stream
-from corpus import samples
 from tokenizers import Tokenizer
+
+from oracles.corpus import samples
 
 
 def stateless(detok: Any, prompt: list[int], chunks: list[list[int]], skip: bool) -> list[str]:

@@ -21,7 +21,8 @@ from tokenizers import (
     pre_tokenizers,
     trainers,
 )
-from vllm_reference import VllmReference
+
+from oracles.vllm_reference import VllmReference
 
 TRAINING = [
     "The quick brown fox jumps over the lazy dog. It's a dog, isn't it? Yes!",

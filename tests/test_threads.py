@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 from conftest import c1_target, chunked, run_stream
-from corpus import samples
 from tokenizers import Tokenizer
+
+from oracles.corpus import samples
 
 THREADS = 8
 ROUNDS = 5

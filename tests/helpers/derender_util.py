@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from conftest import chunked, import_tokstream, load_detokenizer
-from corpus import ADDED, END, START, build, samples
 from tokenizers import Tokenizer
+
+from oracles.corpus import ADDED, END, START, build, samples
 
 CHAT = "/v1/chat/completions/derender"
 COMPLETION = "/v1/completions/derender"

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from conftest import c1_target
-from real_tokenizers import load_tokenizer
 from tokenizers import Tokenizer
+
+from helpers.real_tokenizers import load_tokenizer
 
 QWEN, DEEPSEEK = "qwen3", "deepseek-r1"
 NAMES = (QWEN, DEEPSEEK)

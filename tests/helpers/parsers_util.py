@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conftest import import_tokstream, load_detokenizer
-from derender_util import CHAT, gen_choice, gen_chunk, gen_response, ok, state_size
-from parsers_oracle import SERVED, Message, chat_request, oracle
+
+from helpers.derender_util import CHAT, gen_choice, gen_chunk, gen_response, ok, state_size
+from helpers.parsers_oracle import SERVED, Message, chat_request, oracle
 
 MODES = ("resumable", "replay")
 #: The resumable stream state must stay under this many bytes (compact JSON), at any length.
