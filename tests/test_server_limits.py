@@ -228,3 +228,11 @@ def test_connections_over_the_cap_get_503_and_the_cap_frees_up(server: Server) -
             break
         time.sleep(0.05)
     assert answer.status == 200, answer
+
+
+def test_health_is_plain_text_and_metrics_prometheus(server: Server) -> None:
+    answer = request(server.port, "GET", "/health")
+    assert (answer.status, answer.body) == (200, b"")
+    assert answer.headers["content-type"] == "text/plain; charset=utf-8"
+    metrics = request(server.port, "GET", "/metrics")
+    assert metrics.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
