@@ -15,8 +15,8 @@ socket forever, and httptools buffers a header of any size. This protocol adds, 
   plain text.
 
 Every refusal is the OpenAI-style error object the app uses, with ``connection: close``; the
-server then half-closes and drops what the client still sends for up to ``LINGER`` seconds, so
-the client reads the answer instead of a reset.
+server then half-closes and drops what the client still sends for up to ``LINGER`` seconds and
+``LINGER_BYTES`` bytes, so the client reads the answer instead of a reset.
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ from .server import (
     error_body,
 )
 
-__all__ = ["LINGER", "LimitedHttpProtocol", "Limits"]
+__all__ = ["LINGER", "LINGER_BYTES", "LimitedHttpProtocol", "Limits"]
 
-#: How long a refused connection is drained before it is closed.
+#: How long, and how many bytes, a refused connection is drained for before it is closed.
 LINGER = 2.0
+LINGER_BYTES = 1 << 20
 
 _REASONS = {
     400: "Bad Request",
@@ -68,6 +69,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._head_timer: asyncio.TimerHandle | None = None
         self._over_cap = False
         self._refused = False
+        self._drained = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -102,7 +104,12 @@ class LimitedHttpProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
-            return  # drained, not parsed: the answer is on its way
+            # Drained, not parsed: the answer is on its way. A client that keeps sending gets
+            # a reset rather than the server's time.
+            self._drained += len(data)
+            if self._drained > LINGER_BYTES:
+                self.transport.close()
+            return
         if self._in_head:
             self._arm()
             room = self._limits.max_header_bytes - self._head_bytes
