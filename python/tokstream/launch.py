@@ -113,6 +113,7 @@ def run(app: App, config: ServerConfig, listen: Listen, banner: Callable[[str], 
         "host": listen.host,
         "port": port,
         "http": LimitedHttpProtocol,
+        "ws": "none",  # the app serves HTTP only; no upgrade may slip past the limits
         "log_level": listen.log_level,
         "access_log": False,
         "server_header": False,
