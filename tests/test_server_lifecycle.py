@@ -124,7 +124,8 @@ def test_sigterm_finishes_or_answers_503_then_exits(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(180)
 def test_metrics_add_up_every_worker(tmp_path: Path) -> None:
-    """With --workers 2, every scrape counts every request, whichever worker answers."""
+    """With --workers 2, every scrape counts every request, whichever worker answers; SIGTERM
+    drains both workers."""
     args = [*qwen(), "--workers", "2", "--shutdown-grace", str(GRACE)]
     server = Server(args, tmp_path / "server.log", log_level="info").start()
     try:
@@ -142,9 +143,15 @@ def test_metrics_add_up_every_worker(tmp_path: Path) -> None:
             assert metric(found, "tokstream_requests_total", endpoint="models", status="200") == 12
             seen = metric(found, "tokstream_requests_total", endpoint="metrics", status="200")
             assert seen == scrape, (scrape, seen)
+        # The supervisor passes SIGTERM on at once: a request stuck in a worker gets its 503.
+        quick = json.dumps(whole_body(COMPLETION, [9707])).encode()
+        stuck = post_raw(server.port, quick, 5)
+        time.sleep(0.3)
         start = time.monotonic()
         assert server.stop() == 0, server.output()
         assert time.monotonic() - start < GRACE + 1 + MARGIN
+        assert_json_error(read_all(stuck), 503, "ServiceUnavailableError")
+        stuck.close()
     finally:
         server.stop(signal.SIGKILL)
 
