@@ -110,25 +110,34 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             if self._drained > LINGER_BYTES:
                 self.transport.close()
             return
-        if self._in_head:
-            self._arm()
-            room = self._limits.max_header_bytes - self._head_bytes
-            if len(data) > room:
-                # The headers may still end inside what fits; past that they are too large.
-                head, data = data[: max(room, 0)], data[max(room, 0) :]
-                self._head_bytes += len(head)
-                if head:
-                    super().data_received(head)
-                if self._refused or self.transport.is_closing():
-                    return
-                if self._in_head:
-                    limit = self._limits.max_header_bytes
-                    message = f"the request's headers are larger than the limit of {limit} bytes"
-                    self._refuse(431, "RequestHeaderFieldsTooLargeError", message)
-                    return
-            else:
-                self._head_bytes += len(data)
+        if not self._in_head:
+            super().data_received(data)
+            return
+        total = self._head_bytes + len(data)
+        if total > self._limits.max_header_bytes:
+            self._head_too_large(data)
+            return
+        self._head_bytes = total
         super().data_received(data)
+        # Armed only when a head is left unfinished (after a whole request, on_message_complete
+        # has set the count back to 0): a head that arrives whole never touches the timer.
+        if self._in_head and self._head_bytes and self._head_timer is None and not self._refused:
+            self._arm()
+
+    def _head_too_large(self, data: bytes) -> None:
+        # The headers may still end inside what fits; past that they are too large.
+        room = max(self._limits.max_header_bytes - self._head_bytes, 0)
+        self._head_bytes += room
+        if room:
+            super().data_received(data[:room])
+        if self._refused or self.transport.is_closing():
+            return
+        if self._in_head:
+            limit = self._limits.max_header_bytes
+            message = f"the request's headers are larger than the limit of {limit} bytes"
+            self._refuse(431, "RequestHeaderFieldsTooLargeError", message)
+            return
+        self.data_received(data[room:])
 
     def on_headers_complete(self) -> None:
         self._in_head = False

@@ -206,18 +206,7 @@ class App:
             if method != "POST":
                 status = await self._refuse(send, 405, "MethodNotAllowedError", "use POST")
             else:
-                task = asyncio.current_task()
-                if task is not None:
-                    self._inflight.add(task)
-                try:
-                    status = await self._derender(scope, path, receive, send, start)
-                except asyncio.CancelledError:
-                    if not self._draining:
-                        raise
-                    message = "the server is shutting down; retry on another server"
-                    status = await self._refuse(send, 503, "ServiceUnavailableError", message)
-                finally:
-                    self._inflight.discard(task)
+                status = await self._derender(scope, path, receive, send, start)
             endpoint = "chat" if path == CHAT_PATH else "completions"
         elif path in _GET_PATHS:
             endpoint = _GET_PATHS[path]
@@ -250,26 +239,26 @@ class App:
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit() and int(value) > limit:
                 return await self._too_large(send)
-        chunks = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return 499
-            part = message.get("body", b"")
-            if part:
-                size += len(part)
-                if size > limit:
-                    return await self._too_large(send)
-                chunks.append(part)
-            if not message.get("more_body", False):
-                break
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        if len(body) >= self.offload_bytes:
-            loop = asyncio.get_running_loop()
-            answer = await loop.run_in_executor(self._pool, self._handle, path, body)
-        else:
-            answer = self._handle(path, body)
+        # While it waits for its body or its derender (and only then), a request can be
+        # cancelled by the drain: it then gets 503 before the grace period ends.
+        task = asyncio.current_task()
+        if task is not None:
+            self._inflight.add(task)
+        try:
+            answer = await self._read_and_derender(path, receive)
+        except asyncio.CancelledError:
+            if not self._draining:
+                raise
+            message = "the server is shutting down; retry on another server"
+            return await self._refuse(send, 503, "ServiceUnavailableError", message)
+        finally:
+            if task is not None:
+                self._inflight.discard(task)
+        if answer == 499:
+            return 499
+        if answer == 413:
+            return await self._too_large(send)
+        assert isinstance(answer, tuple)
         status, out, tokens, state_bytes = answer
         metrics = self.metrics
         if status == 200:
@@ -280,6 +269,31 @@ class App:
         else:
             metrics.error(_ERROR_REASONS.get(status, "internal"))
         return await _respond(send, status, out, _JSON)
+
+    async def _read_and_derender(
+        self, path: str, receive: Receive
+    ) -> tuple[int, bytes, int, int] | int:
+        """The derender's answer, or 499 (the client left) or 413 (the body is too large)."""
+        limit = self.max_body_bytes
+        chunks = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return 499
+            part = message.get("body", b"")
+            if part:
+                size += len(part)
+                if size > limit:
+                    return 413
+                chunks.append(part)
+            if not message.get("more_body", False):
+                break
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if len(body) >= self.offload_bytes:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._pool, self._handle, path, body)
+        return self._handle(path, body)
 
     async def _too_large(self, send: Send) -> int:
         message = f"the body is larger than the server's limit of {self.max_body_bytes} bytes"
