@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from real_tokenizers import tokenizer_path
-from server_util import HOST, INTERNALS, Server, request
+from real_tokenizers import load_tokenizer, tokenizer_path
+from server_util import COMPLETION, HOST, INTERNALS, Server, request, whole_body
 
 #: Short timeouts so the tests take seconds; the margins below are generous on 2 shared cores.
 HEADER_TIMEOUT = 1.0
@@ -236,3 +236,28 @@ def test_health_is_plain_text_and_metrics_prometheus(server: Server) -> None:
     assert answer.headers["content-type"] == "text/plain; charset=utf-8"
     metrics = request(server.port, "GET", "/metrics")
     assert metrics.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
+
+
+def test_a_large_body_in_the_same_packets_as_its_headers_is_served(server: Server) -> None:
+    """Head and a 300 kB body in one send: only the head counts against the header limit."""
+    tok = load_tokenizer("qwen3")
+    ids = tok.encode("Streaming 中文 👋 " * 9000, add_special_tokens=False).ids
+    body = json.dumps(whole_body(COMPLETION, ids)).encode()
+    assert len(body) > 4 * HEADER_LIMIT
+    head = f"POST {COMPLETION} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+    sock = connect(server.port, timeout=60)
+    sock.sendall(head.encode() + b"Connection: close\r\n\r\n" + body)
+    status, _, answer = parse(read_all(sock))
+    sock.close()
+    assert status == 200, answer[:300]
+    assert json.loads(answer)["choices"][0]["text"] == tok.decode(ids)
+
+
+def test_pipelined_requests_are_all_answered(server: Server) -> None:
+    sock = connect(server.port)
+    one = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+    sock.sendall(one * 3 + b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    raw = read_all(sock)
+    sock.close()
+    assert raw.count(b"HTTP/1.1 200 OK") == 4, raw[:600]
+    assert raw.endswith(b"]}"), raw[-200:]

@@ -182,6 +182,11 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         transport = self.transport
         if transport.is_closing():
             return
+        if self.cycle is not None and not self.cycle.response_complete:
+            # A pipelined request went wrong while the one before it is still being answered:
+            # an answer now would cut into that one, so just close.
+            transport.close()
+            return
         transport.write(head.encode() + body)
         if transport.can_write_eof():
             transport.write_eof()
