@@ -37,6 +37,7 @@ from server_util import (
     whole_body,
 )
 from test_server_limits import assert_json_error, parse, read_all
+from tokstream.cli import main
 
 GRACE = 2.0
 #: Generous on 2 shared cores: enough to prove "not hung", far below the 26 s of issue 11.
@@ -211,6 +212,14 @@ def test_a_bad_host_is_one_line() -> None:
     one_line_error(done, "999.1.1.1", "cannot listen")
 
 
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The command line in this process (argparse refuses before anything starts)."""
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out = capsys.readouterr()
+    return int(done.value.code or 0), out.out, out.err
+
+
 @pytest.mark.parametrize(
     ("flag", "value", "expected"),
     [
@@ -225,23 +234,21 @@ def test_a_bad_host_is_one_line() -> None:
     ],
 )
 def test_bad_flag_values_get_the_serve_usage_and_say_why(
-    flag: str, value: str, expected: str
+    capsys: pytest.CaptureFixture[str], flag: str, value: str, expected: str
 ) -> None:
-    done = tokstream_cli("serve", flag, value)
-    assert done.returncode == 2, done
-    assert done.stderr.startswith("usage: tokstream serve"), done.stderr
-    last = done.stderr.strip().splitlines()[-1]
+    code, _, err = run_main(capsys, "serve", f"{flag}={value}")
+    assert code == 2
+    assert err.startswith("usage: tokstream serve"), err
+    last = err.strip().splitlines()[-1]
     assert last.startswith(f"tokstream serve: error: argument {flag}:"), last
     assert expected in last and repr(value) in last, last
 
 
-def test_help_shows_the_defaults_and_version_prints_it() -> None:
-    done = tokstream_cli("serve", "--help")
-    assert done.returncode == 0
-    options = done.stdout.split("options:", 1)[1]
-    entries = {
-        e.split()[0]: " ".join(e.split()) for e in re.split(r"\n  (?=-)", options) if e.strip()
-    }
+def test_help_shows_the_defaults_and_version_prints_it(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_main(capsys, "serve", "--help")
+    assert code == 0
+    options = out.split("options:", 1)[1]
+    entries = {e.split()[0]: " ".join(e.split()) for e in re.split(r"\n  (?=-)", options) if e}
     for flag, default in [
         ("--host", "127.0.0.1"),
         ("--port", "8000"),
@@ -253,8 +260,7 @@ def test_help_shows_the_defaults_and_version_prints_it() -> None:
         ("--shutdown-grace", "10.0"),
     ]:
         assert entries[flag].endswith(f"(default: {default})"), entries[flag]
-    version = tokstream_cli("--version")
-    assert (version.returncode, version.stdout.strip()) == (0, f"tokstream {tokstream.__version__}")
+    assert run_main(capsys, "--version")[:2] == (0, f"tokstream {tokstream.__version__}\n")
 
 
 @pytest.mark.parametrize("command", ["stream", "serve"])
