@@ -26,6 +26,7 @@ from server_util import COMPLETION, HOST, INTERNALS, Server, request, whole_body
 #: Short timeouts so the tests take seconds; the margins below are generous on 2 shared cores.
 HEADER_TIMEOUT = 1.0
 KEEP_ALIVE = 1.0
+BODY_TIMEOUT = 1.0
 MARGIN = 4.0
 CAP = 6
 HEADER_LIMIT = 64 * 1024  # the default
@@ -39,6 +40,7 @@ def qwen() -> list[str]:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     log = tmp_path_factory.mktemp("limits") / "server.log"
     flags = ["--header-timeout", str(HEADER_TIMEOUT), "--keep-alive-timeout", str(KEEP_ALIVE)]
+    flags += ["--body-timeout", str(BODY_TIMEOUT)]
     served = Server([*qwen(), *flags, "--max-connections", str(CAP)], log)
     try:
         yield served.start()
@@ -139,6 +141,38 @@ def test_the_header_timeout_also_holds_for_a_second_request(server: Server) -> N
     sock.close()
     assert time.monotonic() - start < HEADER_TIMEOUT + MARGIN
     assert_json_error(raw, 408, "RequestTimeoutError")
+
+
+def post_head(length: int) -> bytes:
+    head = f"POST {COMPLETION} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n"
+    return head.encode() + b"Connection: close\r\n\r\n"
+
+
+def test_a_stalled_body_gets_408_within_the_body_timeout(server: Server) -> None:
+    sock = connect(server.port, timeout=BODY_TIMEOUT + MARGIN)
+    sock.sendall(post_head(100) + b'{"generate')
+    start = time.monotonic()
+    raw = read_all(sock)
+    sock.close()
+    assert time.monotonic() - start < BODY_TIMEOUT + MARGIN
+    assert_json_error(raw, 408, "RequestTimeoutError")
+    healthy(server.port)
+
+
+def test_a_slow_but_steady_body_is_served(server: Server) -> None:
+    """The body timeout bounds a pause, not the whole body: pieces every 0.4 s all arrive."""
+    body = json.dumps(whole_body(COMPLETION, [9707, 11, 1879])).encode()
+    sock = connect(server.port, timeout=BODY_TIMEOUT + MARGIN)
+    sock.sendall(post_head(len(body)))
+    pieces = [body[k : k + 25] for k in range(0, len(body), 25)]
+    assert len(pieces) * 0.4 > 2 * BODY_TIMEOUT
+    for piece in pieces:
+        time.sleep(0.4)
+        sock.sendall(piece)
+    status, _, answer = parse(read_all(sock))
+    sock.close()
+    assert status == 200, answer
+    assert json.loads(answer)["choices"][0]["text"] == "Hello, world"
 
 
 def rss_kib(server: Server) -> int:

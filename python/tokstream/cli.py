@@ -80,6 +80,7 @@ def _serve(args: argparse.Namespace) -> int:
         tool_parser=args.tool_call_parser,
         parser_state=args.parser_state,
         header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
         max_header_bytes=args.max_header_bytes,
         max_connections=max_connections,
         shutdown_grace=args.shutdown_grace,
@@ -99,8 +100,8 @@ def _serve(args: argparse.Namespace) -> int:
             f"{derenderer.reasoning_parser or '-'}/{derenderer.tool_parser or '-'} "
             f"({derenderer.parser_state}), {args.workers} worker(s), limits: "
             f"{max_connections} connections a worker, headers {args.max_header_bytes} bytes "
-            f"in {args.header_timeout:g} s, keep-alive {args.keep_alive_timeout:g} s, "
-            f"shutdown grace {args.shutdown_grace:g} s"
+            f"in {args.header_timeout:g} s, body pauses {args.body_timeout:g} s, "
+            f"keep-alive {args.keep_alive_timeout:g} s, shutdown grace {args.shutdown_grace:g} s"
         )
 
     listen = Listen(
@@ -182,6 +183,7 @@ def _seconds(text: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     """Runs the command line."""
     from .server import (
+        DEFAULT_BODY_TIMEOUT,
         DEFAULT_HEADER_TIMEOUT,
         DEFAULT_KEEP_ALIVE_TIMEOUT,
         DEFAULT_MAX_BODY_BYTES,
@@ -235,6 +237,12 @@ def main(argv: list[str] | None = None) -> int:
         type=_seconds,
         default=DEFAULT_HEADER_TIMEOUT,
         help="seconds to receive a request's headers, then 408 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=_seconds,
+        default=DEFAULT_BODY_TIMEOUT,
+        help="seconds a request's body may stop arriving, then 408 (default: %(default)s)",
     )
     serve.add_argument(
         "--keep-alive-timeout",

@@ -7,6 +7,8 @@ socket forever, and httptools buffers a header of any size. This protocol adds, 
 - a header deadline: the request line and headers must arrive within ``header_timeout`` seconds
   of the connection opening or of the request's first byte; past it the client gets 408 (or,
   if it sent nothing, the connection is just closed);
+- a body idle timeout: a request whose body stops arriving for ``body_timeout`` seconds (the
+  server not holding it back) gets 408 and the connection is closed;
 - a header size limit: once more than ``max_header_bytes`` have arrived without the headers
   ending, the client gets 431 and the rest is read and dropped, never buffered;
 - a cap on open connections (per worker process): a connection beyond ``max_connections`` is
@@ -28,6 +30,7 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .server import (
+    DEFAULT_BODY_TIMEOUT,
     DEFAULT_HEADER_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_HEADER_BYTES,
@@ -54,6 +57,7 @@ class Limits:
     carries them to worker processes."""
 
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
     max_connections: int = DEFAULT_MAX_CONNECTIONS
 
@@ -67,6 +71,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._in_head = True  # waiting for a request line and headers
         self._head_bytes = 0
         self._head_timer: asyncio.TimerHandle | None = None
+        self._body_timer: asyncio.TimerHandle | None = None
         self._over_cap = False
         self._refused = False
         self._drained = 0
@@ -78,6 +83,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._stop_body_timer()
         super().connection_lost(exc)
 
     def _arm(self) -> None:
@@ -112,6 +118,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             return
         if not self._in_head:
             super().data_received(data)
+            self._body_progress()
             return
         total = self._head_bytes + len(data)
         if total > self._limits.max_header_bytes:
@@ -123,6 +130,41 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         # has set the count back to 0): a head that arrives whole never touches the timer.
         if self._in_head and self._head_bytes and self._head_timer is None and not self._refused:
             self._arm()
+        elif not self._in_head:
+            self._body_progress()
+
+    def _body_progress(self) -> None:
+        """Restarts the body's idle timer while its body is incomplete (a bit of it came)."""
+        cycle = self.cycle
+        if cycle is None or not cycle.more_body or cycle.response_complete or self._refused:
+            self._stop_body_timer()
+            return
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+        self._body_timer = self.loop.call_later(self._limits.body_timeout, self._body_timed_out)
+
+    def _stop_body_timer(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _body_timed_out(self) -> None:
+        self._body_timer = None
+        cycle = self.cycle
+        if self.transport.is_closing() or self._refused or cycle is None:
+            return
+        if not cycle.more_body or cycle.response_complete:
+            return
+        if self.flow.read_paused:  # the server holds the body back, not the client
+            self._body_progress()
+            return
+        self._refused = True
+        if not cycle.response_started:
+            seconds = f"{self._limits.body_timeout:g}"
+            message = f"the request's body stopped arriving for {seconds} seconds"
+            self.transport.write(_answer(408, "RequestTimeoutError", message))
+        # Closing tells the app, waiting for the body, that the client is gone.
+        self.transport.close()
 
     def _head_too_large(self, data: bytes) -> None:
         # The headers may still end inside what fits; past that they are too large.
@@ -157,6 +199,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         if self._refused:
             return
         super().on_message_complete()
+        self._stop_body_timer()
         # What follows on this connection is the next request's head.
         self._in_head = True
         self._head_bytes = 0
@@ -172,13 +215,6 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             return
         self._refused = True
         self._disarm()
-        body = error_body(status, kind, message)
-        head = (
-            f"HTTP/1.1 {status} {_REASONS[status]}\r\n"
-            "content-type: application/json\r\n"
-            f"content-length: {len(body)}\r\n"
-            "connection: close\r\n\r\n"
-        )
         transport = self.transport
         if transport.is_closing():
             return
@@ -187,8 +223,20 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             # an answer now would cut into that one, so just close.
             transport.close()
             return
-        transport.write(head.encode() + body)
+        transport.write(_answer(status, kind, message))
         if transport.can_write_eof():
             transport.write_eof()
         transport.resume_reading()
         self.loop.call_later(LINGER, transport.close)
+
+
+def _answer(status: int, kind: str, message: str) -> bytes:
+    """A whole ``connection: close`` response carrying the JSON error."""
+    body = error_body(status, kind, message)
+    head = (
+        f"HTTP/1.1 {status} {_REASONS[status]}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    )
+    return head.encode() + body

@@ -129,6 +129,7 @@ def run(app: App, config: ServerConfig, listen: Listen, banner: Callable[[str], 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     limits = Limits(
         header_timeout=config.header_timeout,
+        body_timeout=config.body_timeout,
         max_header_bytes=config.max_header_bytes,
         max_connections=config.max_connections,
     )

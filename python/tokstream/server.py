@@ -32,6 +32,7 @@ from .derender import CHAT_PATH, COMPLETION_PATH, Derenderer
 from .metrics import Metrics, Peers, render
 
 __all__ = [
+    "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_HEADER_TIMEOUT",
     "DEFAULT_KEEP_ALIVE_TIMEOUT",
     "DEFAULT_MAX_BODY_BYTES",
@@ -59,6 +60,9 @@ DEFAULT_OFFLOAD_BYTES = 64 * 1024
 
 DEFAULT_HEADER_TIMEOUT = 10.0
 """Seconds a connection has to send its request line and headers (then 408, or closed)."""
+
+DEFAULT_BODY_TIMEOUT = 30.0
+"""Seconds a request's body may stop arriving before the request gets 408."""
 
 DEFAULT_MAX_HEADER_BYTES = 64 * 1024
 """Largest request line and headers, in all (431 above it, without buffering them)."""
@@ -109,6 +113,7 @@ class ServerConfig:
     tool_parser: str | None = None
     parser_state: str = "resumable"
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     shutdown_grace: float | None = None
