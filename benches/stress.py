@@ -5,9 +5,10 @@ Starts ``tokstream serve`` (default limits, one worker) as a real process and ru
 and a thread samples the server's RSS (``/proc/<pid>/status``) every 50 ms:
 
 - ``idle``: nothing else, the baseline;
-- ``idle-connections``: ``--idle`` connections held open (1,000 by default): half send nothing,
-  half are slowlorises that send their headers a byte a second. The server closes each at its
-  header timeout and the client opens it again, so the count stays up the whole phase;
+- ``idle-connections``: ``--idle`` connections held open (1,000 by default): a third send
+  nothing, a third send their headers a byte a second (slowloris), a third send a body a byte a
+  second. The server closes the first two kinds at its header timeout and the client opens them
+  again, so the count stays up the whole phase; a body that trickles in is not idle, and stays;
 - ``big-headers``: ``--flooders`` clients (4) each send 10 MB header values back to back, read
   the answer (431) and start again.
 
@@ -44,6 +45,9 @@ HEALTH_TARGET_MS = 50.0
 RSS_TARGET_MB = 50.0
 HEADER_BYTES = 10 * 1000 * 1000
 _SLOW_HEAD = b"GET /health HTTP/1.1\r\nHost: stress\r\n"
+_SLOW_BODY_HEAD = (
+    b"POST /v1/completions/derender HTTP/1.1\r\nHost: stress\r\nContent-Length: 100000\r\n\r\n"
+)
 
 
 def rss_mb(pid: int) -> float:
@@ -68,9 +72,11 @@ class RssSampler(threading.Thread):
 
 
 async def hold_idle(port: int, count: int, stop: float, stats: dict[str, int]) -> None:
-    """Keeps ``count`` connections open until ``stop``: half silent, half slowloris."""
+    """Keeps ``count`` connections open until ``stop``: a third silent, a third sending their
+    headers a byte a second, a third sending a body a byte a second."""
 
     async def one(k: int) -> None:
+        kind = k % 3
         while time.perf_counter() < stop:
             try:
                 reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -79,15 +85,16 @@ async def hold_idle(port: int, count: int, stop: float, stats: dict[str, int]) -
                 await asyncio.sleep(0.1)
                 continue
             stats["opened"] += 1
-            slow = k % 2 == 1
             try:
-                if slow:
+                if kind == 1:
                     writer.write(_SLOW_HEAD)
+                elif kind == 2:
+                    writer.write(_SLOW_BODY_HEAD)
                 while time.perf_counter() < stop:
                     try:
                         data = await asyncio.wait_for(reader.read(65536), 1.0)
                     except asyncio.TimeoutError:
-                        if slow:
+                        if kind:
                             writer.write(b"X")
                         continue
                     if not data:
@@ -201,7 +208,7 @@ def run_phase(
 def markdown(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
     what = {
         "idle": "nothing else (baseline)",
-        "idle-connections": f"{args.idle:,} idle connections (half slowloris)",
+        "idle-connections": f"{args.idle:,} idle or slow connections",
         "big-headers": f"{args.flooders} clients sending 10 MB headers",
     }
     lines = [

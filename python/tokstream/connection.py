@@ -41,7 +41,7 @@ __all__ = ["LINGER", "LINGER_BYTES", "LimitedHttpProtocol", "Limits"]
 
 #: How long, and how many bytes, a refused connection is drained for before it is closed.
 LINGER = 2.0
-LINGER_BYTES = 1 << 20
+LINGER_BYTES = 256 * 1024
 
 _REASONS = {
     400: "Bad Request",
