@@ -63,7 +63,7 @@ class Limits:
 
 
 class LimitedHttpProtocol(HttpToolsProtocol):
-    """``HttpToolsProtocol`` with a header deadline, a header size limit and a connection cap."""
+    """``HttpToolsProtocol`` with header and body deadlines, a header size limit and a cap."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
