@@ -8,6 +8,7 @@ every worker's counters (``tokstream.metrics``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -136,7 +137,8 @@ def run(app: App, config: ServerConfig, listen: Listen, banner: Callable[[str], 
     if listen.workers == 1:
         uv_config = uvicorn.Config(app, **options)
         uv_config.tokstream_limits = limits  # type: ignore[attr-defined]
-        uvicorn.Server(uv_config).run(sockets=[sock])
+        with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises SIGINT after its drain
+            uvicorn.Server(uv_config).run(sockets=[sock])
         return 0
     from uvicorn.supervisors import Multiprocess
 
