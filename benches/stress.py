@@ -12,8 +12,10 @@ and a thread samples the server's RSS (``/proc/<pid>/status``) every 50 ms:
 - ``big-headers``: ``--flooders`` clients (4) each send 10 MB header values back to back, read
   the answer (431) and start again.
 
-The issue's targets: ``/health`` p99 under 50 ms and RSS growth under 50 MB in every phase. The
-exit status is 1 when a target is missed or a probe fails::
+``--phases stop-strings`` adds issue 11's case (a), 2 clients posting 1 MB bodies with 64 stop
+strings of 4 KiB; it is not run by default while the stop-string check is superlinear (such a
+body can take hours). The issue's targets: ``/health`` p99 under 50 ms and RSS growth under
+50 MB in every phase. The exit status is 1 when a target is missed or a probe fails::
 
     python benches/stress.py                     # 3 phases of 20 s
     python benches/stress.py --seconds 5 --json .benchmarks/stress.json
@@ -37,10 +39,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from load_support import Server, asyncio_run, fmt_ms, percentile, probe_health
+from load_support import (
+    MODEL,
+    Server,
+    asyncio_run,
+    fmt_ms,
+    load_tokenizer,
+    percentile,
+    probe_health,
+)
 
 from fixtures import model_dir
 
+PHASES = ("idle", "idle-connections", "big-headers")
 HEALTH_TARGET_MS = 50.0
 RSS_TARGET_MB = 50.0
 HEADER_BYTES = 10 * 1000 * 1000
@@ -109,6 +120,43 @@ async def hold_idle(port: int, count: int, stop: float, stats: dict[str, int]) -
     await asyncio.gather(*(one(k) for k in range(count)))
 
 
+def stop_string_body(tokenizer: str) -> bytes:
+    """A whole completion of about 0.9 MB with 64 stop strings of 4 KiB that never match."""
+    tok = load_tokenizer(tokenizer)
+    unit = tok.encode("Stop strings cost what they cost. ", add_special_tokens=False).ids
+    ids = (unit * (130_000 // len(unit) + 1))[:130_000]  # under qwen3's max_model_len
+    stops = [("ab " * 1400)[: 4096 - 4] + f"{k:04d}" for k in range(64)]
+    generate = {"request_id": "stress", "choices": [{"index": 0, "token_ids": ids}]}
+    request = {"model": MODEL, "prompt": "x", "stop": stops}
+    body = {"generate_responses": [generate], "completion_request": request}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+async def post_stop_strings(
+    port: int, count: int, stop: float, body: bytes, stats: dict[str, int]
+) -> None:
+    """``count`` clients posting the stop-string body back to back until ``stop``."""
+    head = (
+        f"POST /v1/completions/derender HTTP/1.1\r\nHost: stress\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+
+    async def one() -> None:
+        while time.perf_counter() < stop:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                writer.write(head + body)
+                left = stop - time.perf_counter()
+                answer = await asyncio.wait_for(reader.read(12), max(left, 0.1))
+                stats["answered_200" if answer == b"HTTP/1.1 200" else "other_answers"] += 1
+            except (OSError, asyncio.TimeoutError):
+                stats["unfinished"] += 1
+            finally:
+                writer.close()
+
+    await asyncio.gather(*(one() for _ in range(count)))
+
+
 async def flood_headers(port: int, count: int, stop: float, stats: dict[str, int]) -> None:
     """``count`` clients sending 10 MB header values back to back until ``stop``."""
     chunk = b"a" * 65536
@@ -165,6 +213,8 @@ def run_phase(
             "answered_431",
             "other_answers",
             "no_answer",
+            "answered_200",
+            "unfinished",
         )
     }
     with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
@@ -174,6 +224,9 @@ def run_phase(
             asyncio_run(hold_idle(server.port, args.idle, stop, stats))
         elif name == "big-headers":
             asyncio_run(flood_headers(server.port, args.flooders, stop, stats))
+        elif name == "stop-strings":
+            body = stop_string_body(args.tokenizer)
+            asyncio_run(post_stop_strings(server.port, 2, stop, body, stats))
         else:
             time.sleep(seconds)
         got = probes.result()
@@ -210,6 +263,7 @@ def markdown(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
         "idle": "nothing else (baseline)",
         "idle-connections": f"{args.idle:,} idle or slow connections",
         "big-headers": f"{args.flooders} clients sending 10 MB headers",
+        "stop-strings": "2 clients posting 0.9 MB bodies with 64 stop strings of 4 KiB",
     }
     lines = [
         "| while | /health probes | errors | p50 | p99 | max | RSS start | RSS peak | growth "
@@ -226,6 +280,8 @@ def markdown(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 f"{r.get('attempts', 0):,} 10 MB headers begun, {r.get('answered_431', 0):,} "
                 f"answered 431, {sent:,.0f} MB written before the server closed"
             )
+        elif r["phase"] == "stop-strings":
+            side = f"{r.get('answered_200', 0):,} answered, {r.get('unfinished', 0):,} unfinished"
         else:
             side = "-"
         lines.append(
@@ -244,16 +300,21 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="per phase")
     parser.add_argument("--idle", type=int, default=1000, help="idle connections")
     parser.add_argument("--flooders", type=int, default=4, help="clients sending 10 MB headers")
+    parser.add_argument(
+        "--phases",
+        nargs="+",
+        default=list(PHASES),
+        choices=[*PHASES, "stop-strings"],
+        help="stop-strings: 2 clients posting 0.9 MB bodies with 64 stop strings of 4 KiB "
+        "(issue 11's case (a); not run by default)",
+    )
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the client needs --idle sockets
     server = Server("tokstream", args.tokenizer, 1)
     try:
-        rows = [
-            run_phase(server, phase, args.seconds, args)
-            for phase in ("idle", "idle-connections", "big-headers")
-        ]
+        rows = [run_phase(server, phase, args.seconds, args) for phase in args.phases]
         alive = server.proc.poll() is None
     finally:
         server.stop()
