@@ -12,7 +12,7 @@ and a thread samples the server's RSS (``/proc/<pid>/status``) every 50 ms:
 - ``big-headers``: ``--flooders`` clients (4) each send 10 MB header values back to back, read
   the answer (431) and start again.
 
-``--phases stop-strings`` adds issue 11's case (a), 2 clients posting 1 MB bodies with 64 stop
+``--phases stop-strings`` adds issue 11's case (a), 2 clients posting 0.9 MB bodies with 64 stop
 strings of 4 KiB; it is not run by default while the stop-string check is superlinear (such a
 body can take hours). The issue's targets: ``/health`` p99 under 50 ms and RSS growth under
 50 MB in every phase. The exit status is 1 when a target is missed or a probe fails::
