@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 import tokstream
-from real_tokenizers import load_tokenizer, tokenizer_path
-from server_util import (
+from helpers.real_tokenizers import load_tokenizer, tokenizer_path
+from helpers.server_util import (
     COMPLETION,
     HOST,
     START_SECONDS,

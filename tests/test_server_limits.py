@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from real_tokenizers import load_tokenizer, tokenizer_path
-from server_util import COMPLETION, HOST, INTERNALS, Server, request, whole_body
+from helpers.real_tokenizers import load_tokenizer, tokenizer_path
+from helpers.server_util import COMPLETION, HOST, INTERNALS, Server, request, whole_body
 
 #: Short timeouts so the tests take seconds; the margins below are generous on 2 shared cores.
 HEADER_TIMEOUT = 1.0
