@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -23,7 +23,7 @@ from tokstream import Derenderer, Detokenizer
 import fixtures
 
 _BY_NAME = {case["name"]: case for case in cases.all_cases()}
-_DERENDERERS: dict[tuple[str, str], Any] = {}
+Run = Callable[[str], Any]
 
 
 def _xfail(item: int, what: str) -> Any:
@@ -31,42 +31,45 @@ def _xfail(item: int, what: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def model_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("models")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """tokstream's answer to a case by name: ``(status, body)``, or a list of them for a stream.
 
+    The derenderer is the oracle's: ``max_model_len`` 2048, the case's generation config.
+    """
+    root = tmp_path_factory.mktemp("models")
+    derenderers: dict[tuple[str, str], Any] = {}
 
-def _derenderer(root: Path, fixture: str, eos: list[int] | None) -> Any:
-    """A derenderer as vLLM's oracle had it: max_model_len 2048, the case's generation config."""
-    key = (fixture, json.dumps(eos))
-    if key not in _DERENDERERS:
-        model = root / f"{fixture}-{len(_DERENDERERS)}"
-        shutil.copytree(fixtures.model_dir(fixture), model)
-        if eos is not None:
-            (model / "generation_config.json").write_text(json.dumps({"eos_token_id": eos}))
-        detok = Detokenizer.from_file(str(model))
-        _DERENDERERS[key] = Derenderer(
-            detok, served_model_name=cases.MODEL, max_model_len=cases.MAX_MODEL_LEN
-        )
-    return _DERENDERERS[key]
+    def derenderer(fixture: str, eos: list[int] | None) -> Any:
+        key = (fixture, json.dumps(eos))
+        if key not in derenderers:
+            model = root / f"{fixture}-{len(derenderers)}"
+            shutil.copytree(fixtures.model_dir(fixture), model)
+            if eos is not None:
+                (model / "generation_config.json").write_text(json.dumps({"eos_token_id": eos}))
+            detok = Detokenizer.from_file(str(model))
+            derenderers[key] = Derenderer(
+                detok, served_model_name=cases.MODEL, max_model_len=cases.MAX_MODEL_LEN
+            )
+        return derenderers[key]
 
+    def answer(name: str) -> Any:
+        case = _BY_NAME[name]
+        r = derenderer(case["fixture"], case.get("generation_eos"))
 
-def run(root: Path, name: str) -> Any:
-    """tokstream's answer to case ``name``: ``(status, body)``, or a list of them for a stream."""
-    case = _BY_NAME[name]
-    r = _derenderer(root, case["fixture"], case.get("generation_eos"))
+        def post(body: dict[str, Any]) -> tuple[int, Any]:
+            status, out = r.handle_json(case["path"], json.dumps(body).encode())
+            return status, json.loads(out)
 
-    def post(body: dict[str, Any]) -> tuple[int, Any]:
-        status, out = r.handle_json(case["path"], json.dumps(body).encode())
-        return status, json.loads(out)
+        if "steps" not in case:
+            return post(case["body"])
+        answers, state = [], None
+        for body in case["steps"]:
+            status, out = post({**body, "stream_state": state})
+            answers.append((status, out))
+            state = out.get("stream_state") if status == 200 else None
+        return answers
 
-    if "steps" not in case:
-        return post(case["body"])
-    answers, state = [], None
-    for body in case["steps"]:
-        status, out = post({**body, "stream_state": state})
-        answers.append((status, out))
-        state = out.get("stream_state") if status == 200 else None
-    return answers
+    return answer
 
 
 def ok(answer: tuple[int, Any]) -> Any:
@@ -89,13 +92,13 @@ H, W, ONE, TWO = " Hello", " world", " one", " two"
         ("completion_logprobs_3", {H: -1.9, W: -2.5, ONE: -3.0, TWO: -3.5}),
     ],
 )
-def test_completion_keeps_logprobs_plus_one(model_dirs: Path, name: str, expected: Any) -> None:
-    assert ok(run(model_dirs, name))["choices"][0]["logprobs"]["top_logprobs"] == [expected]
+def test_completion_keeps_logprobs_plus_one(run: Run, name: str, expected: Any) -> None:
+    assert ok(run(name))["choices"][0]["logprobs"]["top_logprobs"] == [expected]
 
 
 @_xfail(1, "completions cut at logprobs, vLLM at logprobs + 1")
-def test_completion_stream_keeps_logprobs_plus_one(model_dirs: Path) -> None:
-    (answer,) = run(model_dirs, "completion_stream_logprobs_0")
+def test_completion_stream_keeps_logprobs_plus_one(run: Run) -> None:
+    (answer,) = run("completion_stream_logprobs_0")
     assert ok(answer)["chunk"]["choices"][0]["logprobs"]["top_logprobs"] == [{H: -1.9}]
 
 
@@ -112,13 +115,13 @@ def test_completion_stream_keeps_logprobs_plus_one(model_dirs: Path) -> None:
         ),
     ],
 )
-def test_chat_top_logprobs_cut(model_dirs: Path, name: str, expected: list[str]) -> None:
-    content = ok(run(model_dirs, name))["choices"][0]["logprobs"]["content"]
+def test_chat_top_logprobs_cut(run: Run, name: str, expected: list[str]) -> None:
+    content = ok(run(name))["choices"][0]["logprobs"]["content"]
     assert [t["token"] for t in content[0]["top_logprobs"]] == expected
 
 
-def test_chat_stream_top_logprobs_cut(model_dirs: Path) -> None:
-    (answer,) = run(model_dirs, "chat_stream_top_logprobs_1")
+def test_chat_stream_top_logprobs_cut(run: Run) -> None:
+    (answer,) = run("chat_stream_top_logprobs_1")
     content = ok(answer)["chunk"]["choices"][0]["logprobs"]["content"]
     assert [t["token"] for t in content[0]["top_logprobs"]] == [H]
 
@@ -126,8 +129,8 @@ def test_chat_stream_top_logprobs_cut(model_dirs: Path) -> None:
 # Item 2. vllm 0.33.0 renderers/online_derenderer.py, derender_completion_stream: text_offset
 # and the state's logprob_text_offset advance by the reported token strings (" Hello" is 6).
 @_xfail(2, "text_offset advances by the emitted text (5 for 'Hello'), vLLM by ' Hello' (6)")
-def test_completion_stream_text_offset_follows_token_strings(model_dirs: Path) -> None:
-    first, second = (ok(a) for a in run(model_dirs, "completion_stream_text_offset"))
+def test_completion_stream_text_offset_follows_token_strings(run: Run) -> None:
+    first, second = (ok(a) for a in run("completion_stream_text_offset"))
     assert first["chunk"]["choices"][0]["logprobs"]["text_offset"] == [0]
     assert first["stream_state"]["logprob_text_offset"] == 6
     assert second["chunk"]["choices"][0]["logprobs"]["text_offset"] == [6, 12]
@@ -171,15 +174,15 @@ _STOP_FAILING = {
         for row in range(len(cases.STOP_ROWS))
     ],
 )
-def test_stop_table(model_dirs: Path, row: int, endpoint: str) -> None:
-    choice = ok(run(model_dirs, f"stop_row_{row}_{endpoint}"))["choices"][0]
+def test_stop_table(run: Run, row: int, endpoint: str) -> None:
+    choice = ok(run(f"stop_row_{row}_{endpoint}"))["choices"][0]
     text = choice["text"] if endpoint == "completion" else choice["message"]["content"]
     assert (text, choice["stop_reason"]) == _STOP_ANSWERS[row]
     assert choice["finish_reason"] == cases.STOP_ROWS[row][1]
 
 
-def test_completion_stream_leaves_out_stop_token(model_dirs: Path) -> None:
-    (answer,) = run(model_dirs, "completion_stream_stop_token")
+def test_completion_stream_leaves_out_stop_token(run: Run) -> None:
+    (answer,) = run("completion_stream_stop_token")
     choice = ok(answer)["chunk"]["choices"][0]
     assert (choice["text"], choice["stop_reason"]) == (cases.STOP_TEXT, cases.BANG)
 
@@ -201,15 +204,15 @@ _METRICS = {
 
 
 @_xfail(4, "a stream chunk with return_token_ids lacks prompt_token_ids")
-def test_chat_stream_returns_prompt_token_ids(model_dirs: Path) -> None:
-    (answer,) = run(model_dirs, "chat_stream_return_token_ids")
+def test_chat_stream_returns_prompt_token_ids(run: Run) -> None:
+    (answer,) = run("chat_stream_return_token_ids")
     assert ok(answer)["chunk"]["prompt_token_ids"] == [1, cases.WORLD]
 
 
 @_xfail(4, "metrics are not passed through")
 @pytest.mark.parametrize("name", ["chat_metrics", "completion_metrics", "chat_stream_metrics"])
-def test_metrics_pass_through(model_dirs: Path, name: str) -> None:
-    answer = run(model_dirs, name)
+def test_metrics_pass_through(run: Run, name: str) -> None:
+    answer = run(name)
     body = ok(answer[0])["chunk"] if isinstance(answer, list) else ok(answer)
     assert body["metrics"] == _METRICS
 
@@ -234,8 +237,8 @@ def test_metrics_pass_through(model_dirs: Path, name: str) -> None:
         ),
     ],
 )
-def test_prompt_over_max_model_len_is_400(model_dirs: Path, name: str, message: str) -> None:
-    answer = run(model_dirs, name)
+def test_prompt_over_max_model_len_is_400(run: Run, name: str, message: str) -> None:
+    answer = run(name)
     status, body = answer[0] if isinstance(answer, list) else answer
     # vLLM's wording is `message`; its tests assert that it names max_model_len.
     assert status == 400, body
@@ -243,19 +246,19 @@ def test_prompt_over_max_model_len_is_400(model_dirs: Path, name: str, message: 
 
 
 @_xfail(4, "a generate response with output_mode 'text' is accepted")
-def test_text_output_mode_is_400(model_dirs: Path) -> None:
-    status, body = run(model_dirs, "chat_output_mode_text")
+def test_text_output_mode_is_400(run: Run) -> None:
+    status, body = run("chat_output_mode_text")
     assert status == 400, body
 
 
 @_xfail(4, "kv_transfer_params that differ across a completion's responses are kept")
-def test_differing_kv_transfer_params_become_null(model_dirs: Path) -> None:
-    assert ok(run(model_dirs, "completion_kv_transfer_params_differ"))["kv_transfer_params"] is None
+def test_differing_kv_transfer_params_become_null(run: Run) -> None:
+    assert ok(run("completion_kv_transfer_params_differ"))["kv_transfer_params"] is None
 
 
 @_xfail(4, "the over-limit top_logprobs error does not name max_logprobs")
-def test_top_logprobs_over_limit_names_max_logprobs(model_dirs: Path) -> None:
-    status, body = run(model_dirs, "chat_top_logprobs_over_limit")
+def test_top_logprobs_over_limit_names_max_logprobs(run: Run) -> None:
+    status, body = run("chat_top_logprobs_over_limit")
     # vLLM: "top_logprobs count (25) in choice 0 exceeds max_logprobs (20)."
     assert status == 400
     assert "top_logprobs count (25)" in body["error"]["message"]
@@ -367,9 +370,9 @@ _FIELDS = "the answers lack some of vLLM's fields, or carry ones it does not"
 
 
 @_xfail(5, _FIELDS)
-def test_whole_answers_carry_vllms_fields(model_dirs: Path) -> None:
-    chat = ok(run(model_dirs, "chat_whole_fields"))
-    completion = ok(run(model_dirs, "completion_whole_fields"))
+def test_whole_answers_carry_vllms_fields(run: Run) -> None:
+    chat = ok(run("chat_whole_fields"))
+    completion = ok(run("completion_whole_fields"))
     assert set(chat) == _CHAT
     assert set(chat["choices"][0]) == _CHAT_CHOICE
     assert set(chat["choices"][0]["message"]) == _MESSAGE
@@ -386,9 +389,9 @@ def test_whole_answers_carry_vllms_fields(model_dirs: Path) -> None:
     ],
 )
 def test_stream_answers_carry_vllms_fields(
-    model_dirs: Path, name: str, chunk_keys: set[str], choice_keys: set[str]
+    run: Run, name: str, chunk_keys: set[str], choice_keys: set[str]
 ) -> None:
-    for answer in run(model_dirs, name):
+    for answer in run(name):
         body = ok(answer)
         assert set(body) == {"chunk", "stream_state"}
         assert set(body["chunk"]) == chunk_keys
@@ -397,10 +400,8 @@ def test_stream_answers_carry_vllms_fields(
 
 
 @_xfail(5, 'an empty delta is "content": "", vLLM null')
-def test_empty_delta_content_is_null(model_dirs: Path) -> None:
-    first, second = (
-        ok(a)["chunk"]["choices"][0]["delta"] for a in run(model_dirs, "chat_stream_fields")
-    )
+def test_empty_delta_content_is_null(run: Run) -> None:
+    first, second = (ok(a)["chunk"]["choices"][0]["delta"] for a in run("chat_stream_fields"))
     assert first == {"role": "assistant", "content": None, "reasoning": None}
     assert second == {"role": None, "content": "與", "reasoning": None}
 
@@ -410,13 +411,12 @@ def test_empty_delta_content_is_null(model_dirs: Path) -> None:
 # up to the whole text. (vLLM 0.33.0 answers "與" for both: it drops the dangling bytes.)
 @_xfail(6, "finish() gives 3 U+FFFD for one dangling byte and 5 for three")
 @pytest.mark.parametrize(("name", "dangling"), [("one", 1), ("three", 3)])
-def test_byte_fallback_run_cut_by_length(model_dirs: Path, name: str, dangling: int) -> None:
+def test_byte_fallback_run_cut_by_length(run: Run, name: str, dangling: int) -> None:
     expected = "與" + "\ufffd" * dangling
-    whole = ok(run(model_dirs, f"phi3_length_dangling_{name}"))
+    whole = ok(run(f"phi3_length_dangling_{name}"))
     assert whole["choices"][0]["message"]["content"] == expected
     deltas = [
-        ok(a)["chunk"]["choices"][0]["delta"]
-        for a in run(model_dirs, f"phi3_stream_length_dangling_{name}")
+        ok(a)["chunk"]["choices"][0]["delta"] for a in run(f"phi3_stream_length_dangling_{name}")
     ]
     assert "".join(d["content"] or "" for d in deltas) == expected
 
@@ -434,9 +434,7 @@ def test_byte_fallback_run_cut_by_length(model_dirs: Path, name: str, dangling: 
         ("phi3_window_opens_mid_run", "與 world", "\ufffd\ufffd\ufffd world"),
     ],
 )
-def test_where_vllm_is_wrong_tokstream_is_exact(
-    model_dirs: Path, name: str, exact: str, vllm: str
-) -> None:
-    content = ok(run(model_dirs, name))["choices"][0]["message"]["content"]
+def test_where_vllm_is_wrong_tokstream_is_exact(run: Run, name: str, exact: str, vllm: str) -> None:
+    content = ok(run(name))["choices"][0]["message"]["content"]
     assert content == exact
     assert content != vllm
