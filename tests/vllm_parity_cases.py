@@ -244,6 +244,18 @@ def check_cases() -> list[dict[str, Any]]:
                 }
             ],
         ),
+        _stream(
+            "completion_stream_return_token_ids",
+            COMPLETION,
+            [
+                {
+                    "stream": True,
+                    "model": MODEL,
+                    "generate_chunk": _chunk([HELLO], "stop", prompt_token_ids=[1, WORLD]),
+                    "completion_request": _completion_request(return_token_ids=True),
+                }
+            ],
+        ),
         _case(
             "chat_metrics",
             CHAT,
