@@ -214,6 +214,7 @@ def stop_cases() -> list[dict[str, Any]]:
     return cases
 
 
+#: The speculative-decoding metrics of vLLM 0.33.0's test_derender_chat_metrics_passthrough.
 METRICS = {
     "speculative_decoding": {
         "mean_acceptance_length": 2.0,

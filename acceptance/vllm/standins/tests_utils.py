@@ -228,8 +228,8 @@ class RemoteLaunchRenderServer:
         return f"http://{self.host}:{self.port}"
 
     def url_for(self, *parts: str) -> str:
-        path = "/".join(part.strip("/") for part in parts if part)
-        return f"{self.url_root}/{path}"
+        segments = filter(None, (p.strip("/") for p in parts))
+        return self.url_root + "/" + "/".join(segments)
 
     def __enter__(self) -> RemoteLaunchRenderServer:
         return self
