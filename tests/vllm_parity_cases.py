@@ -149,12 +149,30 @@ def text_offset_cases() -> list[dict[str, Any]]:
             "generate_chunk": _chunk(ids, finish, logprobs=logprobs),
         }
 
+    skipped = [HELLO, EOS, WORLD]  # </s> kept out of the text, its string still counted
+    request = _completion_request(logprobs=1, ignore_eos=True, skip_special_tokens=True)
+    whole = {
+        "model": MODEL,
+        "generate_responses": [
+            _generate(skipped, logprobs={"content": [_entry(i, -0.5, []) for i in skipped]})
+        ],
+        "completion_request": request,
+    }
     return [
         _stream(
             "completion_stream_text_offset",
             COMPLETION,
             [step([HELLO], None), step([WORLD, ONE], "length")],
-        )
+        ),
+        _case("completion_text_offset_skipped_special", COMPLETION, whole),
+        _stream(
+            "completion_stream_text_offset_skipped_special",
+            COMPLETION,
+            [
+                {**step([i], "stop" if i == skipped[-1] else None), "completion_request": request}
+                for i in skipped
+            ],
+        ),
     ]
 
 
