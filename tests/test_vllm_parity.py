@@ -117,6 +117,14 @@ def test_completion_keeps_logprobs_plus_one(run: Run, name: str, expected: Any) 
     assert ok(run(name))["choices"][0]["logprobs"]["top_logprobs"] == [expected]
 
 
+@pytest.mark.parametrize(
+    "name", ["completion_no_completion_request", "completion_request_without_logprobs"]
+)
+def test_completion_without_logprobs_requested_keeps_every_candidate(run: Run, name: str) -> None:
+    top = ok(run(name))["choices"][0]["logprobs"]["top_logprobs"]
+    assert top == [{H: -1.9, W: -2.5, ONE: -3.0, TWO: -3.5, " three": -4.0}]
+
+
 @_xfail(1, "completions cut at logprobs, vLLM at logprobs + 1")
 def test_completion_stream_keeps_logprobs_plus_one(run: Run) -> None:
     (answer,) = run("completion_stream_logprobs_0")

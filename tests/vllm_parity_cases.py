@@ -94,6 +94,17 @@ def logprob_cases() -> list[dict[str, Any]]:
                 },
             )
         )
+    for name, request in (
+        ("completion_no_completion_request", None),
+        ("completion_request_without_logprobs", _completion_request()),
+    ):
+        body: dict[str, Any] = {
+            "model": MODEL,
+            "generate_responses": [_generate([HELLO], logprobs=HELLO_LOGPROBS)],
+        }
+        if request is not None:
+            body["completion_request"] = request
+        cases.append(_case(name, COMPLETION, body))
     cases.append(
         _stream(
             "completion_stream_logprobs_0",
@@ -114,10 +125,7 @@ def logprob_cases() -> list[dict[str, Any]]:
         ("chat_logprobs_false", _chat_request(logprobs=False)),
         ("chat_no_chat_request", None),
     ):
-        body: dict[str, Any] = {
-            "model": MODEL,
-            "generate_response": _generate([HELLO], logprobs=HELLO_LOGPROBS),
-        }
+        body = {"model": MODEL, "generate_response": _generate([HELLO], logprobs=HELLO_LOGPROBS)}
         if request is not None:
             body["chat_request"] = request
         cases.append(_case(name, CHAT, body))
