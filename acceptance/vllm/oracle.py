@@ -1,0 +1,125 @@
+"""vLLM 0.33.0's own derender answers, on CPU, for request bodies built on our tokenizer fixtures.
+
+This is how the expected values of ``tests/test_vllm_parity.py`` were measured, kept so that
+they can be measured again (for a newer vLLM, say). It needs the acceptance virtualenv that
+``.ci/vllm-acceptance`` makes (the vLLM wheel, its light dependencies and our stand-ins):
+
+    PYTHONPATH=acceptance/vllm/standins:. target/vllm-acceptance/venv/bin/python \\
+        acceptance/vllm/oracle.py CASES.json > ANSWERS.json
+
+``--parity`` instead of a file answers the cases of ``tests/vllm_parity_cases.py``.
+``CASES.json`` is a list of ``{"name", "fixture", "path", "body"}`` (``generation_eos`` too,
+optionally: the ``eos_token_id`` list of the model's generation config) and the answer a map from
+name to ``{"status", "body"}``. Each body goes through vLLM's real route (its FastAPI router
+``vllm.entrypoints.scale_out.derender.api_router``, its exception handlers, ``ServingDerender``
+and ``OnlineDerenderer``), so the answer is what vLLM's server sends; only the renderer (which
+derender asks for its tokenizer and EOS id) and the model config (``max_model_len`` 2048,
+``max_logprobs`` 20, the generation config) are stand-ins.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from unittest.mock import MagicMock
+
+import tokstream_standins
+
+tokstream_standins.install()
+
+from fastapi import FastAPI  # noqa: E402
+from fastapi.testclient import TestClient  # noqa: E402
+from vllm.entrypoints.scale_out.derender.api_router import router  # noqa: E402
+from vllm.entrypoints.scale_out.derender.serving import ServingDerender  # noqa: E402
+from vllm.entrypoints.serve.exception_handling.register import (  # noqa: E402
+    init_exception_handler,
+)
+from vllm.renderers.online_derenderer import OnlineDerenderer  # noqa: E402
+from vllm.tokenizers import get_tokenizer  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import fixtures  # noqa: E402
+
+MODEL = "m"
+MAX_MODEL_LEN = 2048
+MAX_LOGPROBS = 20
+
+
+def client(fixture: str, generation_eos: list[int] | None) -> TestClient:
+    tokenizer = get_tokenizer(str(fixtures.model_dir(fixture)))
+    renderer = MagicMock()
+    renderer.get_tokenizer.return_value = tokenizer
+    renderer.tokenizer = tokenizer
+    renderer.get_eos_token_id.return_value = tokenizer.eos_token_id
+    renderer._executor = None
+    config = MagicMock()
+    config.model = MODEL
+    config.hf_config.model_type = "llama"
+    config.max_model_len = MAX_MODEL_LEN
+    config.max_logprobs = MAX_LOGPROBS
+    generation = {} if generation_eos is None else {"eos_token_id": generation_eos}
+    config.try_get_generation_config.return_value = generation
+    derenderer = OnlineDerenderer(
+        config,
+        renderer,
+        request_logger=None,
+        chat_template=None,
+        chat_template_content_format="string",
+    )
+    models = MagicMock()
+    models.model_config = config
+    models.model_name.return_value = MODEL
+    models.is_base_model.side_effect = lambda name: name == MODEL
+    models.lora_requests = {}
+    models.base_model_paths = [MagicMock(name=MODEL)]
+    app = FastAPI()
+    app.include_router(router)
+    init_exception_handler(app)
+    app.state.serving_derender = ServingDerender(models, derenderer)
+    app.state.args = SimpleNamespace(log_error_stack=False)  # read by its validation handler
+    return TestClient(app, raise_server_exceptions=False)
+
+
+def _body(response: Any) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return response.text
+
+
+def answer(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    clients: dict[tuple[str, str], TestClient] = {}
+    for case in cases:
+        eos = case.get("generation_eos")
+        key = (case["fixture"], json.dumps(eos))
+        if key not in clients:
+            clients[key] = client(case["fixture"], eos)
+    tokstream_standins.seal()
+    out: dict[str, Any] = {}
+    for case in cases:
+        key = (case["fixture"], json.dumps(case.get("generation_eos")))
+        if "steps" not in case:
+            response = clients[key].post(case["path"], json=case["body"])
+            out[case["name"]] = {"status": response.status_code, "body": _body(response)}
+            continue
+        state = None
+        steps = []
+        for body in case["steps"]:
+            response = clients[key].post(case["path"], json={**body, "stream_state": state})
+            steps.append({"status": response.status_code, "body": _body(response)})
+            state = response.json().get("stream_state") if response.status_code == 200 else None
+        out[case["name"]] = {"steps": steps}
+    return out
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--parity"]:
+        from tests.vllm_parity_cases import all_cases
+
+        cases = all_cases()
+    else:
+        cases = json.loads(Path(sys.argv[1]).read_text())
+    print(json.dumps(answer(cases), indent=1, ensure_ascii=False))
