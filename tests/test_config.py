@@ -9,6 +9,7 @@ process whose endpoint is a closed loopback port.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -163,8 +164,6 @@ def test_online_an_unreachable_hub_falls_back_to_the_cache(tmp_path: Path) -> No
 
 
 def _base_env() -> dict[str, str]:
-    import os
-
     keep = ("PATH", "HOME", "LANG", "SYSTEMROOT", "VIRTUAL_ENV")
     return {k: v for k, v in os.environ.items() if k in keep or k.startswith("PYTHON")}
 
