@@ -1,4 +1,5 @@
-"""The smoke test of an installed wheel: import, a stream equal to decode, a served derender.
+"""The smoke test of an installed wheel: import, a stream equal to decode, a model id from an
+offline hub cache, a served derender.
 
 Run by ``scripts/smoke-wheels`` with the virtualenv's interpreter, from outside the source tree,
 on the Qwen3 tokenizer fixture (a model directory). Standard library only, and nothing but
@@ -12,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -46,6 +49,30 @@ def library(model: Path) -> None:
         text = "".join(s.step(ids[i : i + chunk]) for i in range(0, len(ids), chunk))
         check(text + s.finish() == d.decode(ids), f"a stream of {chunk}-id chunks != decode")
     print(f"smoke: tokstream {tokstream.__version__} from {where.parent}, engine {d.engine}")
+    model_id(model)
+
+
+def model_id(model: Path) -> None:
+    """A model id from a hub cache laid out in a temporary folder, offline (the server extra
+    brings huggingface_hub)."""
+    import tokstream
+
+    with tempfile.TemporaryDirectory() as tmp:
+        snapshot = Path(tmp, "models--Qwen--Qwen3-0.6B", "snapshots", "0" * 40)
+        snapshot.mkdir(parents=True)
+        shutil.copyfile(model / "tokenizer.json", snapshot / "tokenizer.json")
+        Path(tmp, "models--Qwen--Qwen3-0.6B", "refs").mkdir()
+        Path(tmp, "models--Qwen--Qwen3-0.6B", "refs", "main").write_text("0" * 40)
+        os.environ.update(HF_HUB_OFFLINE="1", HF_HUB_CACHE=tmp)
+        d = tokstream.Detokenizer.from_pretrained("Qwen/Qwen3-0.6B")
+        check(d.decode(IDS) == TEXT, "a model id from the hub cache decodes wrongly")
+        try:
+            tokstream.Detokenizer.from_pretrained("Qwen/Not-Cached")
+        except tokstream.TokenizerLoadError as e:
+            check(tmp in str(e) and "HF_HUB_OFFLINE=1" in str(e), f"unclear: {e}")
+        else:
+            check(False, "a model missing from the cache loaded")
+    print("smoke: Detokenizer.from_pretrained found a model id in an offline hub cache")
 
 
 def free_port() -> int:

@@ -24,7 +24,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     generation_config.json (EOS: both ends of a turn)."""
     root = tmp_path_factory.mktemp("hub")
     folder = model_dir("qwen3")
-    files = {
+    files: dict[str, bytes | Path] = {
         "tokenizer.json": folder / "tokenizer.json",
         "tokenizer_config.json": folder / "tokenizer_config.json",
         "generation_config.json": QWEN3_GENERATION_CONFIG.encode(),
