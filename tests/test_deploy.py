@@ -1,9 +1,9 @@
 """The deployment files agree with each other and with what CI runs.
 
-The image cannot be built here (no container engine), so its definition is checked as text: its
-build steps are the scripts CI runs. The manifests' schema is checked by
-``scripts/validate-deploy``; this checks what a schema cannot: ports, probes, selectors and the
-shutdown budget fit together.
+The image cannot be built here (no container engine), so its definition is read with BuildKit's
+own parser (PyPI's ``dockerfile``) and checked: its build steps are the scripts CI runs. The
+manifests' schema is checked by ``scripts/validate-deploy``; this checks what a schema cannot:
+ports, probes, selectors and the shutdown budget fit together.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+import dockerfile
 import pytest
 import yaml
 
@@ -20,20 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
 
 
-def instructions(dockerfile: Path) -> list[tuple[str, str]]:
-    """``(INSTRUCTION, arguments)`` pairs, continuation lines joined, comments dropped."""
-    out: list[tuple[str, str]] = []
-    pending = ""
-    for line in dockerfile.read_text().splitlines():
-        if not pending and (not line.strip() or line.lstrip().startswith("#")):
-            continue
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        keyword, _, rest = (pending + line).strip().partition(" ")
-        out.append((keyword.upper(), rest.strip()))
-        pending = ""
-    return out
+def instructions(path: Path) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """``(INSTRUCTION, flags, values)`` as BuildKit's own parser reads the file."""
+    return [(c.cmd.upper(), c.flags, c.value) for c in dockerfile.parse_file(str(path))]
 
 
 def scripts_ci_runs() -> set[str]:
@@ -60,33 +50,33 @@ def manifests() -> dict[str, dict[str, Any]]:
 
 def test_the_image_builds_only_with_scripts_ci_runs() -> None:
     steps = instructions(DEPLOY / "Dockerfile")
-    runs = [args for kind, args in steps if kind == "RUN"]
     ci = scripts_ci_runs()
     assert {"build-wheels", "install-wheel", "smoke-wheels", "find-python"} <= ci
     called = []
-    for args in runs:
-        words = shlex.split(re.sub(r"^--mount=\S+\s+", "", args))
+    for kind, _, values in steps:
+        if kind != "RUN":
+            continue
+        words = shlex.split(" ".join(values))
         if words[:2] == ["install", "-d"]:  # the cache folder, owned by the server's user
             continue
         called.append(Path(words[0]).name)
     assert called == ["build-wheels", "install-wheel"]
     assert set(called) <= ci
-    for kind, args in steps:
-        if kind == "COPY" and not args.startswith("--from"):
-            for source in shlex.split(args)[:-1]:
+    for kind, flags, values in steps:
+        if kind == "COPY" and not flags:
+            for source in values[:-1]:
                 assert source == "." or (ROOT / source).exists(), source
 
 
 def test_the_image_serves_tokstream_as_a_user() -> None:
-    steps = dict(instructions(DEPLOY / "Dockerfile")[::-1])  # the last of each instruction
-    assert shlex.split(steps["ENTRYPOINT"].replace(",", " ").strip("[]")) == [
-        "tokstream", "serve", "--host", "0.0.0.0", "--port", "8000",
-    ]  # fmt: skip
-    assert steps["USER"].split(":")[0] != "0"
-    assert steps["EXPOSE"] == "8000"
-    froms = [args for kind, args in instructions(DEPLOY / "Dockerfile") if kind == "FROM"]
-    assert [f.split()[-1] for f in froms] == ["rust", "build", "runtime"]
-    assert "slim" in froms[-1]
+    steps = instructions(DEPLOY / "Dockerfile")
+    last = {kind: values for kind, _, values in steps}
+    assert last["ENTRYPOINT"] == ("tokstream", "serve", "--host", "0.0.0.0", "--port", "8000")
+    assert last["USER"][0].split(":")[0] not in ("0", "root")
+    assert last["EXPOSE"] == ("8000",)
+    froms = [values for kind, _, values in steps if kind == "FROM"]
+    assert [f[-1] for f in froms] == ["rust", "build", "runtime"]
+    assert "slim" in froms[-1][0]
 
 
 def test_ports_probes_and_selectors_fit() -> None:
