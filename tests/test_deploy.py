@@ -120,10 +120,10 @@ def test_the_shutdown_budget_and_scaling_fit() -> None:
     spec = found["Deployment"]["spec"]["template"]["spec"]
     (container,) = spec["containers"]
     args = container["args"]
-    drain = int(args[args.index("--graceful-timeout") + 1])
+    drain = float(args[args.index("--shutdown-grace") + 1]) + 1  # then 503s, exit within 1 s
     pre_stop = container["lifecycle"]["preStop"]["exec"]["command"]
     (pause,) = (float(m) for m in re.findall(r"sleep\((\d+(?:\.\d+)?)\)", " ".join(pre_stop)))
-    assert spec["terminationGracePeriodSeconds"] >= pause + drain + 1
+    assert spec["terminationGracePeriodSeconds"] >= pause + drain + 2
     resources = container["resources"]
     assert _cpu(resources["requests"]["cpu"]) <= _cpu(resources["limits"]["cpu"])
     assert _mib(resources["requests"]["memory"]) <= _mib(resources["limits"]["memory"])
