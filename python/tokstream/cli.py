@@ -7,15 +7,13 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
-import os
-import signal
+import importlib.util
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from . import Detokenizer
+from . import Detokenizer, __version__
 from .config import ModelConfig, resolve
 from .errors import TokstreamError
 
@@ -36,13 +34,21 @@ def _default_tokenizer() -> Path:
     return Path(str(root))
 
 
+def _load_error(path: str, error: Exception) -> str:
+    """One line saying which tokenizer could not be loaded, and why."""
+    lines = str(error).strip().splitlines()
+    message = lines[0] if lines else type(error).__name__
+    message = message.removeprefix("cannot load tokenizer: ")
+    if message.startswith(f"{path}: "):
+        message = message[len(path) + 2 :]
+    return f"cannot load tokenizer {path}: {message}"
+
+
 def _serve(args: argparse.Namespace) -> int:
-    try:
-        import uvicorn
-    except ModuleNotFoundError:
+    if importlib.util.find_spec("uvicorn") is None:
         print('tokstream serve needs: pip install "tokstream[server]"', file=sys.stderr)
         return 2
-    from .server import CONFIG_ENV, ServerConfig, build_app
+    from .server import ServerConfig, build_app
 
     try:
         # Once, here: a model id is looked up (or downloaded) before any worker starts.
@@ -62,6 +68,10 @@ def _serve(args: argparse.Namespace) -> int:
     max_len = args.max_model_len
     if max_len is None:
         max_len = ModelConfig.beside(tokenizer).model_max_length
+    from .launch import Listen, connection_cap, raise_open_file_limit, run
+
+    open_files = raise_open_file_limit()
+    max_connections = connection_cap(args.max_connections, open_files)
     config = ServerConfig(
         tokenizer=str(tokenizer),
         served_model_name=name,
@@ -70,39 +80,40 @@ def _serve(args: argparse.Namespace) -> int:
         reasoning_parser=args.reasoning_parser,
         tool_parser=args.tool_call_parser,
         parser_state=args.parser_state,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        max_header_bytes=args.max_header_bytes,
+        max_connections=max_connections,
+        shutdown_grace=args.shutdown_grace,
     )
     try:
         app = build_app(config)  # load once here: a bad tokenizer fails before any worker starts
-    except (TokstreamError, ValueError) as e:
-        print(f"tokstream serve: {e}", file=sys.stderr)
+    except (TokstreamError, OSError, ValueError) as e:
+        print(f"tokstream serve: {_load_error(str(tokenizer), e)}", file=sys.stderr)
         return 1
     derenderer = app.derenderer
-    print(
-        f"tokstream serve: listening on http://{args.host}:{args.port}, model {name!r}, "
-        f"tokenizer {tokenizer} (engine {derenderer.detokenizer.engine}, eos ids "
-        f"{list(derenderer.eos_token_ids)}), max_model_len {max_len}, parsers "
-        f"{derenderer.reasoning_parser or '-'}/{derenderer.tool_parser or '-'} "
-        f"({derenderer.parser_state}), {args.workers} worker(s)",
-        flush=True,
+
+    def banner(url: str) -> str:
+        return (
+            f"tokstream serve: listening on {url}, model {name!r}, "
+            f"tokenizer {tokenizer} (engine {derenderer.detokenizer.engine}, eos ids "
+            f"{list(derenderer.eos_token_ids)}), max_model_len {max_len}, parsers "
+            f"{derenderer.reasoning_parser or '-'}/{derenderer.tool_parser or '-'} "
+            f"({derenderer.parser_state}), {args.workers} worker(s), limits: "
+            f"{max_connections} connections a worker, headers {args.max_header_bytes} bytes "
+            f"in {args.header_timeout:g} s, body pauses {args.body_timeout:g} s, "
+            f"keep-alive {args.keep_alive_timeout:g} s, shutdown grace {args.shutdown_grace:g} s"
+        )
+
+    listen = Listen(
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=args.log_level,
+        keep_alive_timeout=args.keep_alive_timeout,
+        shutdown_grace=args.shutdown_grace,
     )
-    options = {
-        "host": args.host,
-        "port": args.port,
-        "log_level": args.log_level,
-        "access_log": False,
-        "server_header": False,
-        "lifespan": "on",
-        "timeout_graceful_shutdown": 10,
-    }
-    # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal under the handler that
-    # was there before; with this one the process exits 0 after a clean shutdown.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    if args.workers == 1:
-        uvicorn.run(app, **options)
-    else:
-        os.environ[CONFIG_ENV] = json.dumps(dataclasses.asdict(config))
-        uvicorn.run("tokstream.server:create_app", factory=True, workers=args.workers, **options)
-    return 0
+    return run(app, config, listen, banner)
 
 
 def _stream(args: argparse.Namespace) -> int:
@@ -111,11 +122,15 @@ def _stream(args: argparse.Namespace) -> int:
     except ImportError:
         print("the stream command needs the `tokenizers` package to encode text", file=sys.stderr)
         return 2
-    detok = Detokenizer.from_file(args.tokenizer)
     path = (
         args.tokenizer if args.tokenizer.endswith(".json") else f"{args.tokenizer}/tokenizer.json"
     )
-    tok = Tokenizer.from_file(path)
+    try:
+        detok = Detokenizer.from_file(args.tokenizer)
+        tok = Tokenizer.from_file(path)
+    except Exception as e:  # tokenizers raises a bare Exception for a file it cannot read
+        print(f"tokstream stream: {_load_error(args.tokenizer, e)}", file=sys.stderr)
+        return 1
     tok.no_padding()
     tok.no_truncation()
     ids = tok.encode(args.text, add_special_tokens=False).ids
@@ -137,9 +152,49 @@ def _stream(args: argparse.Namespace) -> int:
     return 0 if exact else 1
 
 
+def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``minimum..maximum``, with a message saying so."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum or (maximum is not None and value > maximum):
+            span = (
+                f"from {minimum} to {maximum}" if maximum is not None else f"of at least {minimum}"
+            )
+            raise argparse.ArgumentTypeError(f"must be a whole number {span}, not {text!r}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs the command line."""
+    from .server import (
+        DEFAULT_BODY_TIMEOUT,
+        DEFAULT_HEADER_TIMEOUT,
+        DEFAULT_KEEP_ALIVE_TIMEOUT,
+        DEFAULT_MAX_BODY_BYTES,
+        DEFAULT_MAX_CONNECTIONS,
+        DEFAULT_MAX_HEADER_BYTES,
+        DEFAULT_SHUTDOWN_GRACE,
+    )
+
     parser = argparse.ArgumentParser(prog="tokstream")
+    parser.add_argument("--version", action="version", version=f"tokstream {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the derender server")
@@ -150,16 +205,66 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve.add_argument("--revision", help="the model id's branch, tag or commit (default: main)")
     serve.add_argument("--served-model-name", help="the model name requests may use")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--workers", type=int, default=1, help="worker processes")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: %(default)s)"
+    )
+    serve.add_argument(
+        "--port",
+        type=_whole(0, 65535),
+        default=8000,
+        help="TCP port to listen on, 0 for any free one (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--workers", type=_whole(1), default=1, help="worker processes (default: %(default)s)"
+    )
     serve.add_argument(
         "--max-model-len",
-        type=int,
+        type=_whole(1),
         help="most token ids per choice (default: the tokenizer config's model_max_length)",
     )
     serve.add_argument(
-        "--max-body-bytes", type=int, default=32 * 1024 * 1024, help="larger bodies get 413"
+        "--max-body-bytes",
+        type=_whole(1),
+        default=DEFAULT_MAX_BODY_BYTES,
+        help="larger bodies get 413 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--max-header-bytes",
+        type=_whole(1024),
+        default=DEFAULT_MAX_HEADER_BYTES,
+        help="request line and headers, in all; larger get 431 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=_seconds,
+        default=DEFAULT_HEADER_TIMEOUT,
+        help="seconds to receive a request's headers, then 408 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=_seconds,
+        default=DEFAULT_BODY_TIMEOUT,
+        help="seconds a request's body may stop arriving, then 408 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--keep-alive-timeout",
+        type=_seconds,
+        default=DEFAULT_KEEP_ALIVE_TIMEOUT,
+        help="seconds an idle keep-alive connection stays open (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=_whole(1),
+        default=DEFAULT_MAX_CONNECTIONS,
+        help="open connections per worker process, more get 503; lowered to fit the open-file "
+        "limit, which is raised to its hard limit at start (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--shutdown-grace",
+        type=_seconds,
+        default=DEFAULT_SHUTDOWN_GRACE,
+        help="seconds requests in flight at SIGTERM have to finish, then they get 503 and the "
+        "process exits (default: %(default)s)",
     )
     serve.add_argument(
         "--reasoning-parser", choices=["deepseek_r1", "qwen3"], help="parse reasoning in chat"
@@ -169,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         "--parser-state",
         choices=["resumable", "replay"],
         default="resumable",
-        help="streams carry the parsers' small state (default) or vLLM's replay buffer",
+        help="streams carry the parsers' small state or vLLM's replay buffer "
+        "(default: %(default)s)",
     )
     serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
@@ -182,12 +288,6 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     if args.command == "serve":
-        if args.workers < 1:
-            parser.error("--workers must be at least 1")
-        if args.max_model_len is not None and args.max_model_len < 1:
-            parser.error("--max-model-len must be at least 1")
-        if args.max_body_bytes < 1:
-            parser.error("--max-body-bytes must be at least 1")
         if args.revision is not None and args.tokenizer is None:
             parser.error("--revision needs --tokenizer MODEL_ID")
         return _serve(args)

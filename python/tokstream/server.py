@@ -5,10 +5,12 @@ core and sends back what it answers. A framework's request objects, validation a
 injection would cost more per chunk than derendering it does (see the README).
 
 Endpoints: ``POST /v1/chat/completions/derender``, ``POST /v1/completions/derender`` (both
-shapes), ``GET /v1/models``, ``GET /health``, ``GET /metrics`` (Prometheus text). Errors are
-OpenAI-style objects: 400 bad input, 404 unknown path or model, 405 wrong method, 413 a body over
-the limit. Bodies of ``offload_bytes`` or more are derendered on a thread (the core releases the
-interpreter lock for them), so a large whole response never stalls the event loop.
+shapes), ``GET /v1/models``, ``GET /health``, ``GET /metrics`` (Prometheus text, the whole
+server's). Errors are OpenAI-style objects: 400 bad input, 404 unknown path or model, 405 wrong
+method, 413 a body over the limit, 503 when shutting down (the connection limits of
+``tokstream.connection`` answer 400, 408, 431 and 503 in the same shape). Bodies of
+``offload_bytes`` or more are derendered on a thread (the core releases the interpreter lock for
+them), so a large whole response never stalls the event loop.
 """
 
 from __future__ import annotations
@@ -16,16 +18,33 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
+import sys
+import threading
 import time
-from bisect import bisect_left
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from .derender import CHAT_PATH, COMPLETION_PATH, Derenderer
+from .metrics import Metrics, Peers, render
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "App", "Metrics", "ServerConfig", "create_app"]
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_KEEP_ALIVE_TIMEOUT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_HEADER_BYTES",
+    "DEFAULT_SHUTDOWN_GRACE",
+    "App",
+    "Metrics",
+    "ServerConfig",
+    "create_app",
+    "error_body",
+]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -39,113 +58,46 @@ alternatives per logprob position is about 10 MB."""
 DEFAULT_OFFLOAD_BYTES = 64 * 1024
 """Bodies at least this large are derendered on a worker thread, off the event loop."""
 
+DEFAULT_HEADER_TIMEOUT = 10.0
+"""Seconds a connection has to send its request line and headers (then 408, or closed)."""
+
+DEFAULT_BODY_TIMEOUT = 30.0
+"""Seconds a request's body may stop arriving before the request gets 408."""
+
+DEFAULT_MAX_HEADER_BYTES = 64 * 1024
+"""Largest request line and headers, in all (431 above it, without buffering them)."""
+
+DEFAULT_MAX_CONNECTIONS = 2048
+"""Open connections a worker process serves; one more is answered 503."""
+
+DEFAULT_KEEP_ALIVE_TIMEOUT = 5.0
+"""Seconds an idle keep-alive connection stays open after its last response."""
+
+DEFAULT_SHUTDOWN_GRACE = 10.0
+"""Seconds requests in flight at SIGTERM have to finish; later they get 503."""
+
+#: Exit this long after the grace period even if a derender thread is still running.
+_EXIT_MARGIN = 0.5
+
 _JSON = [(b"content-type", b"application/json")]
-_TEXT = [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]
+_PLAIN = [(b"content-type", b"text/plain; charset=utf-8")]
+_PROMETHEUS = [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]
 
 
-def _error_body(status: int, kind: str, message: str) -> bytes:
+def error_body(status: int, kind: str, message: str) -> bytes:
+    """The OpenAI-style error object of every refusal, the app's and the connections'."""
     error = {"message": message, "type": kind, "param": None, "code": status}
     return json.dumps({"error": error}).encode()
 
 
-class Histogram:
-    """A Prometheus histogram: cumulative bucket counts, sum and count."""
-
-    __slots__ = ("bounds", "count", "counts", "total")
-
-    def __init__(self, bounds: tuple[float, ...]) -> None:
-        self.bounds = bounds
-        self.counts = [0] * (len(bounds) + 1)
-        self.total = 0.0
-        self.count = 0
-
-    def observe(self, value: float) -> None:
-        self.counts[bisect_left(self.bounds, value)] += 1
-        self.total += value
-        self.count += 1
-
-    def render(self, name: str, labels: str) -> list[str]:
-        lines = []
-        running = 0
-        sep = "," if labels else ""
-        for bound, n in zip(self.bounds, self.counts[:-1], strict=True):
-            running += n
-            lines.append(f'{name}_bucket{{{labels}{sep}le="{bound:g}"}} {running}')
-        running += self.counts[-1]
-        lines.append(f'{name}_bucket{{{labels}{sep}le="+Inf"}} {running}')
-        lines.append(f"{name}_sum{{{labels}}} {self.total:.9g}")
-        lines.append(f"{name}_count{{{labels}}} {self.count}")
-        return lines
-
-
-_LATENCY_BOUNDS = (
-    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-    0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-)  # fmt: skip
-_BYTES_BOUNDS = (128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 16384.0, 65536.0)
-
-
-class Metrics:
-    """This worker process's counters, rendered as Prometheus text (``worker`` label: its pid)."""
-
-    def __init__(self) -> None:
-        self.requests: dict[tuple[str, int], int] = {}
-        self.errors: dict[str, int] = {}
-        self.tokens = 0
-        self.request_seconds: dict[str, Histogram] = {}
-        self.chunk_seconds = Histogram(_LATENCY_BOUNDS)
-        self.state_bytes = Histogram(_BYTES_BOUNDS)
-        self.pid = os.getpid()
-
-    def record(self, endpoint: str, status: int, seconds: float) -> None:
-        key = (endpoint, status)
-        self.requests[key] = self.requests.get(key, 0) + 1
-        hist = self.request_seconds.get(endpoint)
-        if hist is None:
-            hist = self.request_seconds[endpoint] = Histogram(_LATENCY_BOUNDS)
-        hist.observe(seconds)
-
-    def error(self, reason: str) -> None:
-        self.errors[reason] = self.errors.get(reason, 0) + 1
-
-    def render(self) -> bytes:
-        w = f'worker="{self.pid}"'
-        out = [
-            "# HELP tokstream_requests_total HTTP requests answered, by endpoint and status.",
-            "# TYPE tokstream_requests_total counter",
-        ]
-        for (endpoint, status), n in sorted(self.requests.items()):
-            out.append(
-                f'tokstream_requests_total{{{w},endpoint="{endpoint}",status="{status}"}} {n}'
-            )
-        out += [
-            "# HELP tokstream_errors_total Requests refused, by reason.",
-            "# TYPE tokstream_errors_total counter",
-        ]
-        for reason, n in sorted(self.errors.items()):
-            out.append(f'tokstream_errors_total{{{w},reason="{reason}"}} {n}')
-        out += [
-            "# HELP tokstream_tokens_derendered_total Output token ids derendered.",
-            "# TYPE tokstream_tokens_derendered_total counter",
-            f"tokstream_tokens_derendered_total{{{w}}} {self.tokens}",
-            "# HELP tokstream_request_duration_seconds Time to answer a request, by endpoint.",
-            "# TYPE tokstream_request_duration_seconds histogram",
-        ]
-        for endpoint, hist in sorted(self.request_seconds.items()):
-            out += hist.render("tokstream_request_duration_seconds", f'{w},endpoint="{endpoint}"')
-        out += [
-            "# HELP tokstream_chunk_duration_seconds Time to derender one stream chunk.",
-            "# TYPE tokstream_chunk_duration_seconds histogram",
-            *self.chunk_seconds.render("tokstream_chunk_duration_seconds", w),
-            "# HELP tokstream_stream_state_bytes Size of the stream_state returned per chunk.",
-            "# TYPE tokstream_stream_state_bytes histogram",
-            *self.state_bytes.render("tokstream_stream_state_bytes", w),
-        ]
-        return ("\n".join(out) + "\n").encode()
-
-
 _GET_PATHS = {"/health": "health", "/v1/models": "models", "/metrics": "metrics"}
-_ERROR_REASONS = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
+_ERROR_REASONS = {
+    400: "bad_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    503: "shutting_down",
+}
 
 
 @dataclass(frozen=True)
@@ -160,6 +112,12 @@ class ServerConfig:
     reasoning_parser: str | None = None
     tool_parser: str | None = None
     parser_state: str = "resumable"
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    shutdown_grace: float | None = None
+    metrics_dir: str | None = None
 
 
 class App:
@@ -169,6 +127,12 @@ class App:
         derenderer: What answers the derender endpoints.
         max_body_bytes: Bodies over this size are answered 413 without being read in full.
         offload_bytes: Bodies at least this size are derendered on a worker thread.
+        shutdown_grace: With a number, SIGTERM (or SIGINT) gives the requests in flight this
+            many seconds: those still waiting for their body or their derender then get 503,
+            and the process exits within ``_EXIT_MARGIN`` after the grace period even if a
+            derender thread is still busy. None leaves shutdown to uvicorn.
+        metrics_dir: With ``--workers``, the directory whose Unix sockets reach the other
+            workers, so that ``/metrics`` adds up the whole server.
     """
 
     def __init__(
@@ -177,14 +141,20 @@ class App:
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         offload_bytes: int = DEFAULT_OFFLOAD_BYTES,
+        shutdown_grace: float | None = None,
+        metrics_dir: str | None = None,
     ) -> None:
         self.derenderer = derenderer
         self.max_body_bytes = max_body_bytes
         self.offload_bytes = offload_bytes
+        self.shutdown_grace = shutdown_grace
         self.metrics = Metrics()
+        self._peers = Peers(metrics_dir, self.metrics) if metrics_dir else None
         self._handle = derenderer.handle_json_stats
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="derender")
         self._created = int(time.time())
+        self._inflight: set[asyncio.Task[Any]] = set()
+        self._draining = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -197,11 +167,41 @@ class App:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if self._peers is not None:
+                    await self._peers.start()
+                if self.shutdown_grace is not None:
+                    self._watch_signals(asyncio.get_running_loop(), self.shutdown_grace)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self._pool.shutdown(wait=False, cancel_futures=True)
+                if self._peers is not None:
+                    await self._peers.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    def _watch_signals(self, loop: asyncio.AbstractEventLoop, grace: float) -> None:
+        """Runs the drain on SIGTERM/SIGINT, before the server's own handler (uvicorn's)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(sig)
+
+            def handler(num: int, frame: FrameType | None, previous: Any = previous) -> None:
+                if not self._draining:
+                    self._draining = True
+                    # Answer 503 just before the grace period ends, so the answer is in it.
+                    loop.call_later(max(grace - 0.25, grace / 2), self._cancel_inflight)
+                    timer = threading.Timer(grace + _EXIT_MARGIN, _exit_now)
+                    timer.daemon = True
+                    timer.start()
+                if callable(previous):
+                    previous(num, frame)
+
+            signal.signal(sig, handler)
+
+    def _cancel_inflight(self) -> None:
+        for task in list(self._inflight):
+            task.cancel()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
@@ -218,19 +218,24 @@ class App:
             if method not in ("GET", "HEAD"):
                 status = await self._refuse(send, 405, "MethodNotAllowedError", "use GET")
             elif endpoint == "health":
-                status = await _respond(send, 200, b"", _TEXT)
+                status = await _respond(send, 200, b"", _PLAIN)
             elif endpoint == "models":
                 status = await _respond(send, 200, self._models(), _JSON)
             else:
-                status = await _respond(send, 200, self.metrics.render(), _TEXT)
+                status = await _respond(send, 200, await self._render_metrics(), _PROMETHEUS)
         else:
             status = await self._refuse(send, 404, "NotFoundError", f"no endpoint at {path[:200]}")
             endpoint = "other"
         self.metrics.record(endpoint, status, time.perf_counter() - start)
 
+    async def _render_metrics(self) -> bytes:
+        if self._peers is None:
+            return render(self.metrics, 1)
+        return await self._peers.gather()
+
     async def _refuse(self, send: Send, status: int, kind: str, message: str) -> int:
         self.metrics.error(_ERROR_REASONS.get(status, "payload_too_large"))
-        return await _respond(send, status, _error_body(status, kind, message), _JSON)
+        return await _respond(send, status, error_body(status, kind, message), _JSON)
 
     async def _derender(
         self, scope: Scope, path: str, receive: Receive, send: Send, start: float
@@ -239,26 +244,26 @@ class App:
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit() and int(value) > limit:
                 return await self._too_large(send)
-        chunks = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return 499
-            part = message.get("body", b"")
-            if part:
-                size += len(part)
-                if size > limit:
-                    return await self._too_large(send)
-                chunks.append(part)
-            if not message.get("more_body", False):
-                break
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        if len(body) >= self.offload_bytes:
-            loop = asyncio.get_running_loop()
-            answer = await loop.run_in_executor(self._pool, self._handle, path, body)
-        else:
-            answer = self._handle(path, body)
+        # While it waits for its body or its derender (and only then), a request can be
+        # cancelled by the drain: it then gets 503 before the grace period ends.
+        task = asyncio.current_task()
+        if task is not None:
+            self._inflight.add(task)
+        try:
+            answer = await self._read_and_derender(path, receive)
+        except asyncio.CancelledError:
+            if not self._draining:
+                raise
+            message = "the server is shutting down; retry on another server"
+            return await self._refuse(send, 503, "ServiceUnavailableError", message)
+        finally:
+            if task is not None:
+                self._inflight.discard(task)
+        if answer == 499:
+            return 499
+        if answer == 413:
+            return await self._too_large(send)
+        assert isinstance(answer, tuple)
         status, out, tokens, state_bytes = answer
         metrics = self.metrics
         if status == 200:
@@ -269,6 +274,31 @@ class App:
         else:
             metrics.error(_ERROR_REASONS.get(status, "internal"))
         return await _respond(send, status, out, _JSON)
+
+    async def _read_and_derender(
+        self, path: str, receive: Receive
+    ) -> tuple[int, bytes, int, int] | int:
+        """The derender's answer, or 499 (the client left) or 413 (the body is too large)."""
+        limit = self.max_body_bytes
+        chunks = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return 499
+            part = message.get("body", b"")
+            if part:
+                size += len(part)
+                if size > limit:
+                    return 413
+                chunks.append(part)
+            if not message.get("more_body", False):
+                break
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if len(body) >= self.offload_bytes:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._pool, self._handle, path, body)
+        return self._handle(path, body)
 
     async def _too_large(self, send: Send) -> int:
         message = f"the body is larger than the server's limit of {self.max_body_bytes} bytes"
@@ -308,7 +338,25 @@ def build_app(config: ServerConfig) -> App:
         tool_parser=config.tool_parser,
         parser_state=config.parser_state,
     )
-    return App(derenderer, max_body_bytes=config.max_body_bytes, offload_bytes=config.offload_bytes)
+    return App(
+        derenderer,
+        max_body_bytes=config.max_body_bytes,
+        offload_bytes=config.offload_bytes,
+        shutdown_grace=config.shutdown_grace,
+        metrics_dir=config.metrics_dir,
+    )
+
+
+def _exit_now() -> None:
+    # The grace period is over and a derender thread still runs: the interpreter would wait for
+    # it at exit, so leave without waiting (every request has had its answer).
+    print(
+        "tokstream serve: a derender still running after the grace period was abandoned",
+        file=sys.stderr,
+        flush=True,
+    )
+    sys.stdout.flush()
+    os._exit(0)
 
 
 CONFIG_ENV = "TOKSTREAM_SERVE_CONFIG"

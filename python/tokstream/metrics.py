@@ -1,0 +1,218 @@
+"""The server's Prometheus metrics: this process's counters, and a whole-server view.
+
+Each worker process counts its own requests. With ``--workers N`` a scrape must still see the
+whole server, so every worker also answers a snapshot of its counters on a Unix socket in a
+directory the workers share (``<pid>.sock``); the worker that gets ``GET /metrics`` gathers the
+snapshots of all the others over those sockets and renders the sums. A scrape costs one local
+round trip per worker, and nothing is shared or written per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from bisect import bisect_left
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Histogram", "Metrics", "Peers", "render"]
+
+_LATENCY_BOUNDS = (
+    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+    0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+)  # fmt: skip
+_BYTES_BOUNDS = (128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 16384.0, 65536.0)
+
+#: How long a scrape waits for another worker's snapshot before leaving it out.
+PEER_TIMEOUT = 2.0
+
+
+class Histogram:
+    """A Prometheus histogram: per-bucket counts (not cumulative), sum and count."""
+
+    __slots__ = ("bounds", "count", "counts", "total")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)
+        self.total = 0.0
+        self.count = 0
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect_left(self.bounds, value)] += 1
+        self.total += value
+        self.count += 1
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"counts": list(self.counts), "total": self.total, "count": self.count}
+
+    def add(self, snap: dict[str, Any]) -> None:
+        """Adds another worker's snapshot of a histogram with the same bounds."""
+        counts = snap["counts"]
+        if len(counts) != len(self.counts):
+            return
+        self.counts = [a + int(b) for a, b in zip(self.counts, counts, strict=True)]
+        self.total += float(snap["total"])
+        self.count += int(snap["count"])
+
+    def render(self, name: str, labels: str) -> list[str]:
+        lines = []
+        running = 0
+        sep = "," if labels else ""
+        for bound, n in zip(self.bounds, self.counts[:-1], strict=True):
+            running += n
+            lines.append(f'{name}_bucket{{{labels}{sep}le="{bound:g}"}} {running}')
+        running += self.counts[-1]
+        lines.append(f'{name}_bucket{{{labels}{sep}le="+Inf"}} {running}')
+        braces = f"{{{labels}}}" if labels else ""
+        lines.append(f"{name}_sum{braces} {self.total:.9g}")
+        lines.append(f"{name}_count{braces} {self.count}")
+        return lines
+
+
+class Metrics:
+    """One process's counters; ``snapshot`` and ``add`` move them between workers as JSON."""
+
+    def __init__(self) -> None:
+        self.requests: dict[tuple[str, int], int] = {}
+        self.errors: dict[str, int] = {}
+        self.tokens = 0
+        self.request_seconds: dict[str, Histogram] = {}
+        self.chunk_seconds = Histogram(_LATENCY_BOUNDS)
+        self.state_bytes = Histogram(_BYTES_BOUNDS)
+
+    def record(self, endpoint: str, status: int, seconds: float) -> None:
+        key = (endpoint, status)
+        self.requests[key] = self.requests.get(key, 0) + 1
+        hist = self.request_seconds.get(endpoint)
+        if hist is None:
+            hist = self.request_seconds[endpoint] = Histogram(_LATENCY_BOUNDS)
+        hist.observe(seconds)
+
+    def error(self, reason: str) -> None:
+        self.errors[reason] = self.errors.get(reason, 0) + 1
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "requests": [[e, s, n] for (e, s), n in self.requests.items()],
+            "errors": self.errors,
+            "tokens": self.tokens,
+            "request_seconds": {e: h.snapshot() for e, h in self.request_seconds.items()},
+            "chunk_seconds": self.chunk_seconds.snapshot(),
+            "state_bytes": self.state_bytes.snapshot(),
+        }
+
+    def add(self, snap: dict[str, Any]) -> None:
+        """Adds another worker's ``snapshot()``."""
+        for endpoint, status, n in snap["requests"]:
+            key = (str(endpoint), int(status))
+            self.requests[key] = self.requests.get(key, 0) + int(n)
+        for reason, n in snap["errors"].items():
+            self.errors[reason] = self.errors.get(reason, 0) + int(n)
+        self.tokens += int(snap["tokens"])
+        for endpoint, hist in snap["request_seconds"].items():
+            mine = self.request_seconds.get(endpoint)
+            if mine is None:
+                mine = self.request_seconds[endpoint] = Histogram(_LATENCY_BOUNDS)
+            mine.add(hist)
+        self.chunk_seconds.add(snap["chunk_seconds"])
+        self.state_bytes.add(snap["state_bytes"])
+
+
+def render(metrics: Metrics, workers: int) -> bytes:
+    """Prometheus text of ``metrics`` (the sums over ``workers`` worker processes)."""
+    out = [
+        "# HELP tokstream_workers Worker processes whose counters this scrape adds up.",
+        "# TYPE tokstream_workers gauge",
+        f"tokstream_workers {workers}",
+        "# HELP tokstream_requests_total HTTP requests answered, by endpoint and status.",
+        "# TYPE tokstream_requests_total counter",
+    ]
+    for (endpoint, status), n in sorted(metrics.requests.items()):
+        out.append(f'tokstream_requests_total{{endpoint="{endpoint}",status="{status}"}} {n}')
+    out += [
+        "# HELP tokstream_errors_total Requests refused, by reason.",
+        "# TYPE tokstream_errors_total counter",
+    ]
+    for reason, n in sorted(metrics.errors.items()):
+        out.append(f'tokstream_errors_total{{reason="{reason}"}} {n}')
+    out += [
+        "# HELP tokstream_tokens_derendered_total Output token ids derendered.",
+        "# TYPE tokstream_tokens_derendered_total counter",
+        f"tokstream_tokens_derendered_total {metrics.tokens}",
+        "# HELP tokstream_request_duration_seconds Time to answer a request, by endpoint.",
+        "# TYPE tokstream_request_duration_seconds histogram",
+    ]
+    for endpoint, hist in sorted(metrics.request_seconds.items()):
+        out += hist.render("tokstream_request_duration_seconds", f'endpoint="{endpoint}"')
+    out += [
+        "# HELP tokstream_chunk_duration_seconds Time to derender one stream chunk.",
+        "# TYPE tokstream_chunk_duration_seconds histogram",
+        *metrics.chunk_seconds.render("tokstream_chunk_duration_seconds", ""),
+        "# HELP tokstream_stream_state_bytes Size of the stream_state returned per chunk.",
+        "# TYPE tokstream_stream_state_bytes histogram",
+        *metrics.state_bytes.render("tokstream_stream_state_bytes", ""),
+    ]
+    return ("\n".join(out) + "\n").encode()
+
+
+class Peers:
+    """The other workers of this server, reached through the Unix sockets in ``directory``."""
+
+    def __init__(self, directory: str, metrics: Metrics) -> None:
+        self.directory = Path(directory)
+        self.metrics = metrics
+        self.path = self.directory / f"{os.getpid()}.sock"
+        self._server: asyncio.AbstractServer | None = None
+
+    async def start(self) -> None:
+        """Starts answering this worker's snapshot on ``<pid>.sock``."""
+        self._server = await asyncio.start_unix_server(self._answer, path=str(self.path))
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            writer.write(json.dumps(self.metrics.snapshot()).encode())
+            await writer.drain()
+        except OSError:
+            pass
+        finally:
+            writer.close()
+
+    async def gather(self) -> bytes:
+        """This worker's counters plus every other live worker's, as Prometheus text."""
+        others = [p for p in self.directory.glob("*.sock") if p != self.path]
+        snaps = await asyncio.gather(*(_fetch(p) for p in others))
+        total = Metrics()
+        total.add(self.metrics.snapshot())
+        workers = 1
+        for snap in snaps:
+            if snap is not None:
+                total.add(snap)
+                workers += 1
+        return render(total, workers)
+
+
+async def _read(path: Path) -> bytes:
+    reader, writer = await asyncio.open_unix_connection(str(path))
+    try:
+        return await reader.read()
+    finally:
+        writer.close()
+
+
+async def _fetch(path: Path) -> dict[str, Any] | None:
+    """One worker's snapshot, or None when it does not answer in time (it has exited)."""
+    try:
+        snap: dict[str, Any] = json.loads(await asyncio.wait_for(_read(path), PEER_TIMEOUT))
+    except (OSError, ValueError, asyncio.TimeoutError):
+        return None
+    return snap

@@ -1,0 +1,308 @@
+"""``tokstream serve`` under abuse, over raw loopback sockets: timeouts, size limits, the cap.
+
+A client that never finishes its headers, sends nothing, idles on keep-alive, sends a 10 MB header
+or a bad ``Content-Length``, or opens more connections than the cap: each must be answered (408,
+431, 400, 503 in the JSON error shape) or closed, within its timeout plus a generous margin, and
+the server must keep answering ``/health``. Every loop here is bounded and every socket has a
+timeout, so a regression fails instead of hanging. The drain on SIGTERM and the command line are
+in ``test_server_lifecycle.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from real_tokenizers import load_tokenizer, tokenizer_path
+from server_util import COMPLETION, HOST, INTERNALS, Server, request, whole_body
+
+#: Short timeouts so the tests take seconds; the margins below are generous on 2 shared cores.
+HEADER_TIMEOUT = 1.0
+KEEP_ALIVE = 1.0
+BODY_TIMEOUT = 1.0
+MARGIN = 4.0
+CAP = 6
+HEADER_LIMIT = 64 * 1024  # the default
+
+
+def qwen() -> list[str]:
+    return ["--tokenizer", str(tokenizer_path("qwen3").parent)]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    log = tmp_path_factory.mktemp("limits") / "server.log"
+    flags = ["--header-timeout", str(HEADER_TIMEOUT), "--keep-alive-timeout", str(KEEP_ALIVE)]
+    flags += ["--body-timeout", str(BODY_TIMEOUT)]
+    served = Server([*qwen(), *flags, "--max-connections", str(CAP)], log)
+    try:
+        yield served.start()
+    finally:
+        served.stop()
+
+
+def connect(port: int, timeout: float = HEADER_TIMEOUT + MARGIN) -> socket.socket:
+    sock = socket.create_connection((HOST, port), timeout=timeout)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """Everything until the server closes (the socket's timeout bounds each wait)."""
+    out = b""
+    while True:
+        try:
+            data = sock.recv(65536)
+        except ConnectionResetError:
+            return out
+        if not data:
+            return out
+        out += data
+
+
+def parse(raw: bytes) -> tuple[int, dict[str, str], bytes]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return status, {k.lower(): v for k, v in headers.items()}, body
+
+
+def assert_json_error(raw: bytes, status: int, kind: str) -> None:
+    """One response of the OpenAI error shape, ``connection: close``, nothing after it."""
+    assert raw, "the server closed without an answer"
+    code, headers, body = parse(raw)
+    assert code == status, raw[:300]
+    assert headers["content-type"] == "application/json", headers
+    assert headers.get("connection") == "close", headers
+    assert len(body) == int(headers["content-length"]), raw[:300]
+    error = json.loads(body)["error"]
+    assert set(error) == {"message", "type", "param", "code"}, error
+    assert (error["type"], error["code"]) == (kind, status), error
+    assert not [word for word in INTERNALS if word in error["message"]], error
+
+
+def healthy(port: int) -> None:
+    answer = request(port, "GET", "/health", timeout=10)
+    assert answer.status == 200, answer
+
+
+def test_a_slowloris_gets_408_within_the_header_timeout(server: Server) -> None:
+    """Headers sent a byte every 50 ms never end: 408, then closed."""
+    sock = connect(server.port)
+    start = time.monotonic()
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+    for _ in range(int((HEADER_TIMEOUT + MARGIN) / 0.05)):
+        if select.select([sock], [], [], 0.05)[0]:
+            break  # the server answered
+        sock.sendall(b"X")
+    raw = read_all(sock)
+    sock.close()
+    assert time.monotonic() - start < HEADER_TIMEOUT + MARGIN
+    assert_json_error(raw, 408, "RequestTimeoutError")
+    healthy(server.port)
+
+
+def test_a_silent_connection_is_closed_without_an_answer(server: Server) -> None:
+    sock = connect(server.port)
+    start = time.monotonic()
+    raw = read_all(sock)
+    sock.close()
+    assert raw == b""
+    assert time.monotonic() - start < HEADER_TIMEOUT + MARGIN
+
+
+def test_an_idle_keep_alive_connection_is_closed(server: Server) -> None:
+    sock = connect(server.port, timeout=KEEP_ALIVE + MARGIN)
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    first = sock.recv(65536)
+    start = time.monotonic()
+    assert parse(first)[0] == 200, first
+    assert read_all(sock) == b""
+    sock.close()
+    assert time.monotonic() - start < KEEP_ALIVE + MARGIN
+
+
+def test_the_header_timeout_also_holds_for_a_second_request(server: Server) -> None:
+    """After one answer, a request begun on the same connection must end its headers in time."""
+    sock = connect(server.port)
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert parse(sock.recv(65536))[0] == 200
+    start = time.monotonic()
+    sock.sendall(b"GET /health HTTP/1.1\r\n")
+    raw = read_all(sock)
+    sock.close()
+    assert time.monotonic() - start < HEADER_TIMEOUT + MARGIN
+    assert_json_error(raw, 408, "RequestTimeoutError")
+
+
+def post_head(length: int) -> bytes:
+    head = f"POST {COMPLETION} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n"
+    return head.encode() + b"Connection: close\r\n\r\n"
+
+
+def test_a_stalled_body_gets_408_within_the_body_timeout(server: Server) -> None:
+    sock = connect(server.port, timeout=BODY_TIMEOUT + MARGIN)
+    sock.sendall(post_head(100) + b'{"generate')
+    start = time.monotonic()
+    raw = read_all(sock)
+    sock.close()
+    assert time.monotonic() - start < BODY_TIMEOUT + MARGIN
+    assert_json_error(raw, 408, "RequestTimeoutError")
+    healthy(server.port)
+
+
+def test_a_slow_but_steady_body_is_served(server: Server) -> None:
+    """The body timeout bounds a pause, not the whole body: pieces every 0.4 s all arrive."""
+    body = json.dumps(whole_body(COMPLETION, [9707, 11, 1879])).encode()
+    sock = connect(server.port, timeout=BODY_TIMEOUT + MARGIN)
+    sock.sendall(post_head(len(body)))
+    pieces = [body[k : k + 25] for k in range(0, len(body), 25)]
+    assert len(pieces) * 0.4 > 2 * BODY_TIMEOUT
+    for piece in pieces:
+        time.sleep(0.4)
+        sock.sendall(piece)
+    status, _, answer = parse(read_all(sock))
+    sock.close()
+    assert status == 200, answer
+    assert json.loads(answer)["choices"][0]["text"] == "Hello, world"
+
+
+def rss_kib(server: Server) -> int:
+    assert server.proc is not None
+    status = Path(f"/proc/{server.proc.pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS")))
+
+
+def test_a_10_mb_header_is_refused_and_not_buffered(server: Server) -> None:
+    """The server answers 431 once the limit is passed, drains a little, then resets: the
+    sender may see the 431 or only the reset, but the server never holds the 10 MB."""
+    before = rss_kib(server)
+    sock = connect(server.port)
+    answer: list[bytes] = []
+    reader = threading.Thread(target=lambda: answer.append(read_all(sock)))
+    reader.start()
+    try:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        chunk = b"a" * 65536
+        for _ in range(160):  # 10 MiB
+            sock.sendall(chunk)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    reader.join(HEADER_TIMEOUT + MARGIN)
+    sock.close()
+    assert answer, "the server kept the connection open"
+    if answer[0]:
+        assert_json_error(answer[0], 431, "RequestHeaderFieldsTooLargeError")
+    assert rss_kib(server) - before < 16 * 1024, (before, rss_kib(server))
+    healthy(server.port)
+
+
+def test_a_header_over_the_limit_sent_whole_gets_431(server: Server) -> None:
+    """A client that sends its whole 200 kB header before reading still reads the 431."""
+    answer = request(server.port, "GET", "/health", headers={"X-Big": "b" * 200_000})
+    assert answer.status == 431, answer
+    error = json.loads(answer.body)["error"]
+    assert (error["type"], error["code"]) == ("RequestHeaderFieldsTooLargeError", 431)
+
+
+@pytest.mark.parametrize("size", [HEADER_LIMIT - 2048, HEADER_LIMIT + 1])
+def test_headers_at_the_limit_pass_and_just_over_it_get_431(server: Server, size: int) -> None:
+    head = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: "
+    tail = b"\r\n\r\n"
+    sock = connect(server.port)
+    sock.sendall(head + b"p" * (size - len(head) - len(tail)) + tail)
+    if size <= HEADER_LIMIT:
+        raw = sock.recv(65536)
+        assert parse(raw)[0] == 200, raw[:300]
+    else:
+        assert_json_error(read_all(sock), 431, "RequestHeaderFieldsTooLargeError")
+    sock.close()
+
+
+BAD_LENGTHS = {
+    "not a number": b"Content-Length: abc\r\n",
+    "negative": b"Content-Length: -1\r\n",
+    "two that differ": b"Content-Length: 2\r\nContent-Length: 3\r\n",
+    "with chunked": b"Content-Length: 2\r\nTransfer-Encoding: chunked\r\n",
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_LENGTHS))
+def test_a_bad_content_length_gets_the_json_400(server: Server, case: str) -> None:
+    sock = connect(server.port)
+    sock.sendall(
+        b"POST /v1/completions/derender HTTP/1.1\r\nHost: x\r\n" + BAD_LENGTHS[case] + b"\r\n{}"
+    )
+    raw = read_all(sock)
+    sock.close()
+    assert_json_error(raw, 400, "BadRequestError")
+    healthy(server.port)
+
+
+def test_connections_over_the_cap_get_503_and_the_cap_frees_up(server: Server) -> None:
+    """With CAP connections open (idle), one more is answered 503; closing them frees it."""
+    held: list[socket.socket] = []
+    try:
+        for _ in range(CAP):
+            held.append(connect(server.port))
+        # The server counts a connection once it has accepted it: the first extra one may be
+        # let in before the held ones are all counted, so try a few.
+        answers: list[Any] = []
+        for _ in range(20):
+            sock = connect(server.port)
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            answers.append(read_all(sock))
+            sock.close()
+            if answers[-1].startswith(b"HTTP/1.1 503"):
+                break
+        assert_json_error(answers[-1], 503, "ServiceUnavailableError")
+    finally:
+        for sock in held:
+            sock.close()
+    for _ in range(100):  # bounded: the closes reach the server within moments
+        answer = request(server.port, "GET", "/health", timeout=10)
+        if answer.status == 200:
+            break
+        time.sleep(0.05)
+    assert answer.status == 200, answer
+
+
+def test_health_is_plain_text_and_metrics_prometheus(server: Server) -> None:
+    answer = request(server.port, "GET", "/health")
+    assert (answer.status, answer.body) == (200, b"")
+    assert answer.headers["content-type"] == "text/plain; charset=utf-8"
+    metrics = request(server.port, "GET", "/metrics")
+    assert metrics.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
+
+
+def test_a_large_body_in_the_same_packets_as_its_headers_is_served(server: Server) -> None:
+    """Head and a 300 kB body in one send: only the head counts against the header limit."""
+    tok = load_tokenizer("qwen3")
+    ids = tok.encode("Streaming 中文 👋 " * 9000, add_special_tokens=False).ids
+    body = json.dumps(whole_body(COMPLETION, ids)).encode()
+    assert len(body) > 4 * HEADER_LIMIT
+    head = f"POST {COMPLETION} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+    sock = connect(server.port, timeout=60)
+    sock.sendall(head.encode() + b"Connection: close\r\n\r\n" + body)
+    status, _, answer = parse(read_all(sock))
+    sock.close()
+    assert status == 200, answer[:300]
+    assert json.loads(answer)["choices"][0]["text"] == tok.decode(ids)
+
+
+def test_pipelined_requests_are_all_answered(server: Server) -> None:
+    sock = connect(server.port)
+    one = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+    sock.sendall(one * 3 + b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    raw = read_all(sock)
+    sock.close()
+    assert raw.count(b"HTTP/1.1 200 OK") == 4, raw[:600]
+    assert raw.endswith(b"]}"), raw[-200:]
