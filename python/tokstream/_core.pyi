@@ -47,6 +47,9 @@ class Detokenizer:
     def from_file(path: str | PathLike[str]) -> Detokenizer:
         """Loads a ``tokenizer.json``, or a directory holding one."""
     @staticmethod
+    def from_pretrained(name: str | PathLike[str], revision: str | None = None) -> Detokenizer:
+        """Loads a ``tokenizer.json``, a model directory or a Hugging Face model id."""
+    @staticmethod
     def from_str(json: str) -> Detokenizer:
         """Loads ``tokenizer.json`` text."""
     @staticmethod

