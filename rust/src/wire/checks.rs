@@ -123,10 +123,10 @@ pub(crate) fn state(s: &State, p: &Params<'_>) -> Res<()> {
         )));
     }
     let held = s.held_text.chars().count();
-    if held > p.max_held_chars() {
+    if held > p.stops.max_held_chars() {
         return Err(bad(format!(
             "held_text has {held} chars; the request's stop strings allow at most {}",
-            p.max_held_chars()
+            p.stops.max_held_chars()
         )));
     }
     Ok(())

@@ -67,10 +67,10 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
     checks::limits(resp, "generate_response", c.max_model_len)?;
     let parser = c.parser.as_deref();
     let (p, ask) = match parser {
-        None => (Params::new(body.chat_request.as_deref(), true), None),
+        None => (Params::new(body.chat_request.as_deref(), true)?, None),
         Some(_) => {
             let req = checks::chat_request(body)?;
-            let mut p = Params::new(Some(req), true);
+            let mut p = Params::new(Some(req), true)?;
             // The markers must be seen.
             p.skip_special = false;
             checks::no_stop_strings(&p)?;
@@ -206,7 +206,7 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
             ));
         }
     }
-    let p = Params::new(body.completion_request.as_deref(), false);
+    let p = Params::new(body.completion_request.as_deref(), false)?;
     let mut total_prompt: i64 = 0;
     let mut total_completion: usize = 0;
     let mut j = Json::with_capacity(1024);
