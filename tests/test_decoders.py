@@ -16,7 +16,7 @@ import pytest
 from conftest import chunked, run_stream
 from hypothesis import given
 from hypothesis import strategies as st
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 TRAINING = [
     "hello world, hello there; the world says hello (again) and again.",
