@@ -9,6 +9,8 @@ malformed windows raise ``InvalidWindowError``; using a finished stream raises
 from __future__ import annotations
 
 import functools
+import json
+import resource
 from typing import Any
 
 import pytest
@@ -272,3 +274,34 @@ def test_random_windows_are_resumed_or_rejected_as_documented(
     ids = data.draw(st.lists(st.integers(0, detok.vocab_size + 5), max_size=10))
     assert isinstance(stream.step(ids) + stream.finish(), str)
     assert len(stream.window[0]) <= max(32, len(tokens) + len(ids))
+
+
+def sparse_tokenizer(ids: dict[str, int]) -> str:
+    """A few-hundred-byte BPE ``tokenizer.json`` whose vocabulary has exactly ``ids``."""
+    model = {"type": "BPE", "vocab": ids, "merges": [], "unk_token": None}
+    return json.dumps({"version": "1.0", "model": model, "decoder": None})
+
+
+@pytest.mark.parametrize("largest", [2**24, 2**28, 2**31])
+def test_sparse_ids_are_refused_at_load_not_allocated(tokstream: Any, largest: int) -> None:
+    """One id of 2**28 in a 300-byte file: TokenizerLoadError, never gigabytes of tables.
+
+    The per-id tables hold an entry per id slot, so memory stays proportional to the file only
+    while ids are dense: at most twice the tokens plus 65,536 slots.
+    """
+    text = sparse_tokenizer({"a": 0, "b": 1, "c": largest})
+    assert len(text) < 300
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(tokstream.TokenizerLoadError, match="too sparse") as err:
+        tokstream.Detokenizer.from_str(text)
+    assert str(largest) in str(err.value)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 64 * 1024, f"loading grew the peak RSS by {grown_kib} KiB"
+
+
+def test_moderately_sparse_ids_still_load(tokstream: Any) -> None:
+    """Gaps within the allowance load: slots are the largest id plus one, gaps add nothing."""
+    text = sparse_tokenizer({"a": 0, "b": 1, "c": 65_000})
+    detok = tokstream.Detokenizer.from_str(text)
+    assert detok.vocab_size == 65_001
+    assert detok.decode([0, 65_000, 1, 30_000]) == Tokenizer.from_str(text).decode([0, 65_000, 1])
