@@ -41,6 +41,9 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
         }
     };
     let prompt_tokens: Option<i64> = raw_as(body.prompt_tokens, "prompt_tokens")?;
+    if let Some(n) = prompt_tokens {
+        checks::count(n, "prompt_tokens")?;
+    }
     let request_ids: Option<Vec<u32>> = match parser {
         Some(_) => raw_as(body.prompt_token_ids, "prompt_token_ids")?,
         None => None,

@@ -78,6 +78,7 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
         }
     };
     let prompt_tokens: i64 = raw_as(body.prompt_tokens, "prompt_tokens")?.unwrap_or(0);
+    checks::count(prompt_tokens, "prompt_tokens")?;
     let request_ids: Option<Vec<u32>> = raw_as(body.prompt_token_ids, "prompt_token_ids")?;
     let prompt = match parser {
         None => request_ids.as_deref().or(resp.prompt_token_ids.as_deref()),
@@ -190,6 +191,9 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
         checks::limits(g, &format!("generate_responses[{i}]"), c.max_model_len)?;
     }
     let prompt_tokens: Option<Vec<i64>> = raw_as(body.prompt_tokens, "prompt_tokens")?;
+    for &n in prompt_tokens.iter().flatten() {
+        checks::count(n, "prompt_tokens")?;
+    }
     let prompt_ids: Option<Vec<Option<Vec<u32>>>> =
         raw_as(body.prompt_token_ids, "prompt_token_ids")?;
     for (name, len) in [
