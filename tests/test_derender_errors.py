@@ -367,3 +367,27 @@ def test_counts_and_passthroughs_are_range_checked(
     answer = ok(r, path, raw(accepted()))
     if "usage" in answer:
         assert 0 <= answer["usage"]["prompt_tokens"] <= MAX_COUNT * 2, label
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_server_without_parsers_carries_no_parser_fields(path: str) -> None:
+    """A forged parser state, tool-call ids and 200,000 replay ids are not echoed back.
+
+    Without a parser those fields mean nothing, so the answer's state has them empty and stays
+    a few hundred bytes however large the carried one was.
+    """
+    r = load_derenderer(QWEN)
+    forged = window(
+        output_token_ids=[HELLO] * 200_000,
+        output_chunk_lens=[100_000, 100_000],
+        last_tool_call_ids=["chatcmpl-tool-forged"] * 1000,
+        tools_streamed=True,
+        parser={"phase": "reasoning", "held": "x" * 1000},
+    )
+    body = json.dumps(stream(forged)).encode()
+    assert len(body) > 1_000_000
+    state = ok(r, path, body)["stream_state"]
+    assert state["output_token_ids"] == [] and state["output_chunk_lens"] == []
+    assert state["last_tool_call_ids"] == [] and state["tools_streamed"] is False
+    assert state.get("parser") is None
+    assert len(json.dumps(state)) < 1024, state

@@ -51,6 +51,14 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
     checks::state(&state, &p)?;
     if parser.is_some() {
         checks::parser_state(&state, c.max_model_len)?;
+    } else {
+        // The parsers' fields mean nothing here: they are not carried on (a state from a
+        // parsing server, or a forged one, would otherwise come back as large as it was sent).
+        state.output_token_ids = Vec::new();
+        state.output_chunk_lens = Vec::new();
+        state.last_tool_call_ids = Vec::new();
+        state.tools_streamed = false;
+        state.parser = None;
     }
     let request_id = output::request_id_of(resp);
     let eos = &c.eos_token_ids;
