@@ -341,6 +341,18 @@ COUNT_CASES: list[tuple[str, str, Callable[[], Any], Callable[[], Any]]] = [
         lambda: with_kv(100_000),
         lambda: with_kv(128),
     ),
+    (
+        "chat top_logprobs below -1 (-1 asks for every alternative, as in vLLM)",
+        CHAT,
+        lambda: chat_whole() | {"chat_request": {"messages": [], "top_logprobs": -2}},
+        lambda: chat_whole() | {"chat_request": {"messages": [], "top_logprobs": -1}},
+    ),
+    (
+        "completion logprobs below -1",
+        COMPLETION,
+        lambda: completion_whole() | {"completion_request": {"prompt": "", "logprobs": -5}},
+        lambda: completion_whole() | {"completion_request": {"prompt": "", "logprobs": -1}},
+    ),
 ]
 
 
@@ -360,7 +372,8 @@ def test_counts_and_passthroughs_are_range_checked(
 
     status, answer = post(r, path, raw(refused()))
     message = assert_error(status, answer, 400)
-    assert any(word in message for word in ("2^53", str(MAX_COUNT), "128", "nests")), (
+    words = (str(MAX_COUNT), "128", "-1 (every alternative)")
+    assert any(word in message for word in words), (
         label,
         message,
     )

@@ -48,12 +48,20 @@ impl<'r> Params<'r> {
             })?,
             None => StopStrings::default(),
         };
-        let count = |n: i64| usize::try_from(n).ok();
+        // -1 asks for every alternative (None), as in vLLM; below that is no count at all.
+        let count = |n: i64, name: &str| match n {
+            -1 => Ok(None),
+            n if n < -1 => Err(WireError::bad_param(
+                format!("{name} must be -1 (every alternative) or a count from 0, got {n}"),
+                name,
+            )),
+            n => Ok(usize::try_from(n).ok()),
+        };
         let top = if chat {
-            count(req.top_logprobs.unwrap_or(0))
+            count(req.top_logprobs.unwrap_or(0), "top_logprobs")?
         } else {
             match req.logprobs {
-                Some(BoolOrCount::Count(n)) => count(n),
+                Some(BoolOrCount::Count(n)) => count(n, "logprobs")?,
                 _ => None,
             }
         };
