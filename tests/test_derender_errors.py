@@ -9,6 +9,7 @@ case has an accepted neighbour, so the test pins the limit, not just a failure.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -270,3 +271,136 @@ def test_max_model_len(
         assert_error(got, answer, 400)
     else:
         assert got == 200, answer
+
+
+def with_kv(depth: int) -> bytes:
+    """A whole chat body whose ``kv_transfer_params`` is ``depth`` levels deep (lists in an
+    object), written as text: Python's own encoder stops near 1,000 levels."""
+    body = chat_whole()
+    body["generate_response"]["kv_transfer_params"] = "@KV@"
+    deep = '{"k":' + "[" * (depth - 1) + '"x"' + "]" * (depth - 1) + "}"
+    return json.dumps(body).replace('"@KV@"', deep).encode()
+
+
+def with_usage(**usage: Any) -> dict[str, Any]:
+    body = chat_whole()
+    body["generate_response"]["usage"] = {"prompt_tokens": 3, "completion_tokens": 2} | usage
+    return body
+
+
+MAX_COUNT = 2**53 - 1
+
+#: Counts that wrapped or passed unchecked, each beside an accepted neighbour: (label, path,
+#: the refused body, the accepted one).
+COUNT_CASES: list[tuple[str, str, Callable[[], Any], Callable[[], Any]]] = [
+    (
+        "negative prompt_tokens",
+        CHAT,
+        lambda: chat_whole() | {"prompt_tokens": -5},
+        lambda: chat_whole() | {"prompt_tokens": 0},
+    ),
+    (
+        "prompt_tokens past 2**53",
+        CHAT,
+        lambda: chat_whole() | {"prompt_tokens": MAX_COUNT + 1},
+        lambda: chat_whole() | {"prompt_tokens": MAX_COUNT},
+    ),
+    (
+        "completion prompt_tokens that would wrap when added",
+        COMPLETION,
+        lambda: completion_whole() | {"prompt_tokens": [2**63 - 1]},
+        lambda: completion_whole() | {"prompt_tokens": [MAX_COUNT]},
+    ),
+    (
+        "stream prompt_tokens",
+        CHAT,
+        lambda: stream(prompt_tokens=-1),
+        lambda: stream(prompt_tokens=7),
+    ),
+    (
+        "generated_tokens that would wrap",
+        CHAT,
+        lambda: stream(window(generated_tokens=2**64 - 1)),
+        lambda: stream(window(generated_tokens=MAX_COUNT)),
+    ),
+    (
+        "logprob_text_offset that would wrap",
+        COMPLETION,
+        lambda: stream(window(logprob_text_offset=2**64 - 1)),
+        lambda: stream(window(logprob_text_offset=MAX_COUNT)),
+    ),
+    (
+        "negative usage from the generate side",
+        CHAT,
+        lambda: with_usage(completion_tokens=-2),
+        lambda: with_usage(completion_tokens=2),
+    ),
+    (
+        "kv_transfer_params nested 100,000 deep",
+        CHAT,
+        lambda: with_kv(100_000),
+        lambda: with_kv(128),
+    ),
+    (
+        "chat top_logprobs below -1 (-1 asks for every alternative, as in vLLM)",
+        CHAT,
+        lambda: chat_whole() | {"chat_request": {"messages": [], "top_logprobs": -2}},
+        lambda: chat_whole() | {"chat_request": {"messages": [], "top_logprobs": -1}},
+    ),
+    (
+        "completion logprobs below -1",
+        COMPLETION,
+        lambda: completion_whole() | {"completion_request": {"prompt": "", "logprobs": -5}},
+        lambda: completion_whole() | {"completion_request": {"prompt": "", "logprobs": -1}},
+    ),
+]
+
+
+@pytest.mark.parametrize(("label", "path", "refused", "accepted"), COUNT_CASES)
+def test_counts_and_passthroughs_are_range_checked(
+    label: str, path: str, refused: Callable[[], Any], accepted: Callable[[], Any]
+) -> None:
+    """Values derender adds to or echoes are bounded (400), so no answer wraps or is unreadable.
+
+    Counts and offsets are 0 to 2**53 - 1; a passed-through value nests at most 128 levels, as
+    deep as the typed parts of a body may. What is accepted comes back as JSON that reads back.
+    """
+    r = load_derenderer(QWEN)
+
+    def raw(body: Any) -> bytes:
+        return body if isinstance(body, bytes) else json.dumps(body).encode()
+
+    status, answer = post(r, path, raw(refused()))
+    message = assert_error(status, answer, 400)
+    words = (str(MAX_COUNT), "128", "-1 (every alternative)")
+    assert any(word in message for word in words), (
+        label,
+        message,
+    )
+    answer = ok(r, path, raw(accepted()))
+    if "usage" in answer:
+        assert 0 <= answer["usage"]["prompt_tokens"] <= MAX_COUNT * 2, label
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_server_without_parsers_carries_no_parser_fields(path: str) -> None:
+    """A forged parser state, tool-call ids and 200,000 replay ids are not echoed back.
+
+    Without a parser those fields mean nothing, so the answer's state has them empty and stays
+    a few hundred bytes however large the carried one was.
+    """
+    r = load_derenderer(QWEN)
+    forged = window(
+        output_token_ids=[HELLO] * 200_000,
+        output_chunk_lens=[100_000, 100_000],
+        last_tool_call_ids=["chatcmpl-tool-forged"] * 1000,
+        tools_streamed=True,
+        parser={"phase": "reasoning", "held": "x" * 1000},
+    )
+    body = json.dumps(stream(forged)).encode()
+    assert len(body) > 1_000_000
+    state = ok(r, path, body)["stream_state"]
+    assert state["output_token_ids"] == [] and state["output_chunk_lens"] == []
+    assert state["last_tool_call_ids"] == [] and state["tools_streamed"] is False
+    assert state.get("parser") is None
+    assert len(json.dumps(state)) < 1024, state

@@ -19,6 +19,8 @@ from helpers.derender_util import (
     CHAT,
     COMPLETION,
     PATHS,
+    assert_error,
+    chunk_text,
     chunkings,
     gen_choice,
     gen_chunk,
@@ -28,6 +30,7 @@ from helpers.derender_util import (
     load_derenderer,
     ok,
     options_field,
+    post,
     run_stream_calls,
     stop_oracle,
     whole_body,
@@ -282,3 +285,56 @@ def test_stop_strings_on_every_tokenizer(name: str, tok: Tokenizer) -> None:
                     at = f"{shape} {path}: {where}"
                     check_stream(r, path, chunks, streamed, want, at, prompt or None)
     assert checked, f"{name}: no generation where the reference is right"
+
+
+A = 64  # "a" on qwen3 (byte-level: one id per ASCII letter)
+B = 65  # "b"
+
+
+def long_stops(count: int, length: int) -> list[str]:
+    """Stop strings that hold back ``length - 1`` chars of a run of "a" and never match it."""
+    return ["a" * (length - 1) + chr(0x4E00 + k) for k in range(count - 1)] + ["a" * length + "b"]
+
+
+@pytest.mark.timeout(60)
+def test_long_stop_strings_cost_linear_time() -> None:
+    """32 stop strings of 4 KiB over 6,000 ids, whole and streamed: one automaton, no rescans.
+
+    Matching cost cubic time before (a 135 KB body took 28 s); the timeout only proves that the
+    request finishes, the figures are in BENCHMARKS.md. The last stop string matches at the end,
+    beginning thousands of chars back, in text a stream held over many chunks.
+    """
+    r = load_derenderer(QWEN)
+    stops = long_stops(32, 4096)
+    ids = [A] * 6000 + [B]
+    want = "a" * (6000 - 4096)
+    for path in PATHS:
+        options = {"stop": stops}
+        response = gen_response([gen_choice(ids, finish_reason="length")])
+        body = whole_body(path, response) | options_field(path, options)
+        (choice,) = ok(r, path, body)["choices"]
+        assert whole_text(path, choice) == want
+        assert (choice["finish_reason"], choice["stop_reason"]) == ("stop", stops[-1])
+        state, texts = None, []
+        streamed = options_field(path, options | {"stream": True})
+        for at in range(0, len(ids), 500):
+            chunk = gen_chunk([gen_choice(ids[at : at + 500])])
+            body = {"stream": True, "generate_chunk": chunk, "stream_state": state, **streamed}
+            answer = ok(r, path, body)
+            state = answer["stream_state"]
+            assert len(state["held_text"]) < 4097
+            texts += [chunk_text(path, c) for c in answer["chunk"]["choices"]]
+        assert "".join(texts) == want and state["stopped"]
+
+
+def test_stop_strings_over_one_mebibyte_are_refused() -> None:
+    """The automaton's memory is bounded: more than 1 MiB of stop strings is a 400 on ``stop``."""
+    r = load_derenderer(QWEN)
+    stops = ["x" * (1 << 19), "y" * (1 << 19), "z"]
+    for path in PATHS:
+        response = gen_response([gen_choice([HELLO], finish_reason="length")])
+        body = whole_body(path, response) | options_field(path, {"stop": stops})
+        status, answer = post(r, path, body)
+        message = assert_error(status, answer, 400)
+        assert "1048576" in message and answer["error"]["param"] == "stop", answer
+        assert ok(r, path, whole_body(path, response) | options_field(path, {"stop": stops[:2]}))

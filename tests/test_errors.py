@@ -9,8 +9,11 @@ malformed windows raise ``InvalidWindowError``; using a finished stream raises
 from __future__ import annotations
 
 import functools
+import json
+import resource
 from typing import Any
 
+import numpy
 import pytest
 from conftest import c1_target, decode, load_tokenizer, tokenizer_path
 from hypothesis import given
@@ -131,6 +134,51 @@ def test_ids_as_int_list_or_tuple_give_the_same_text(tok: Tokenizer, detok: Any)
     assert detok.decode(tuple(gen)) == detok.decode(gen) == decode(tok, gen, False)
 
 
+class Index:
+    """An int-like object that is not an ``int``: it has only ``__index__``."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+
+def test_anything_with_index_is_an_id(tok: Tokenizer, detok: Any, tokstream: Any) -> None:
+    """``__index__`` objects and numpy integers, alone or in lists, tuples, arrays, generators.
+
+    ``step`` and ``prompt_ids`` take the same shapes; ids past the vocabulary (numpy's largest
+    uint64 as Python's ``2**64``) add nothing; a float or a str is a ``TypeError``.
+    """
+    prompt, gen = encode_text(tok, "Q: 中"), encode_text(tok, "Hello 中文 world")
+    expected = "".join(run_all(detok, prompt, gen, False))
+    shapes = {
+        "index": lambda ids: [Index(i) for i in ids],
+        "numpy": lambda ids: numpy.array(ids, dtype=numpy.int64),
+        "numpy-uint32": lambda ids: numpy.array(ids, dtype=numpy.uint32),
+        "numpy-scalars": lambda ids: [numpy.int32(i) for i in ids],
+        "generator": lambda ids: (i for i in ids),
+    }
+    for label, shape in shapes.items():
+        stream = detok.stream(prompt_ids=shape(prompt))
+        text = stream.step(shape(gen[:3])) + stream.step(shape(gen[3:])) + stream.finish()
+        assert text == expected, label
+        one = detok.stream(prompt_ids=shape(prompt))
+        singles = [one.step(x) for x in shape(gen)]
+        assert "".join(singles) + one.finish() == expected, label
+        assert detok.decode(shape(gen)) == decode(tok, gen, False), label
+    stream = detok.stream()
+    for past in (numpy.uint64(2**64 - 1), Index(2**64), 2**64, numpy.int64(detok.vocab_size)):
+        assert stream.step(past) == "" and stream.step([past]) == ""
+    for bad in (1.5, "7", numpy.float32(3.0), [1, 2.5], None):
+        with pytest.raises(TypeError, match="token ids must be ints"):
+            stream.step(bad)
+    with pytest.raises(tokstream.InvalidTokenIdError):
+        stream.step(numpy.int64(-1))
+    with pytest.raises(tokstream.InvalidTokenIdError):
+        stream.step([Index(-(2**70))])
+
+
 def malformed_windows(tok: Tokenizer) -> dict[str, tuple[Any, int, int]]:
     """Windows vLLM's Rust port rejects (its Python side forgets the order check)."""
     real = [tok.id_to_token(i) for i in encode_text(tok, "Hello big world")]
@@ -143,6 +191,8 @@ def malformed_windows(tok: Tokenizer) -> dict[str, tuple[Any, int, int]]:
         "too_long": ([real[0]] * 1025, 0, 1),
         "unknown_token": ([*real, "\u2603not-a-token\u2603"], 0, 1),
         "non_string_entry": ([*real, 17], 0, 1),
+        "lone_surrogate": (["\ud800"], 0, 1),
+        "lone_surrogate_after_real": ([*real, "a\udfff"], 0, 1),
     }
 
 
@@ -272,3 +322,34 @@ def test_random_windows_are_resumed_or_rejected_as_documented(
     ids = data.draw(st.lists(st.integers(0, detok.vocab_size + 5), max_size=10))
     assert isinstance(stream.step(ids) + stream.finish(), str)
     assert len(stream.window[0]) <= max(32, len(tokens) + len(ids))
+
+
+def sparse_tokenizer(ids: dict[str, int]) -> str:
+    """A few-hundred-byte BPE ``tokenizer.json`` whose vocabulary has exactly ``ids``."""
+    model = {"type": "BPE", "vocab": ids, "merges": [], "unk_token": None}
+    return json.dumps({"version": "1.0", "model": model, "decoder": None})
+
+
+@pytest.mark.parametrize("largest", [2**24, 2**28, 2**31])
+def test_sparse_ids_are_refused_at_load_not_allocated(tokstream: Any, largest: int) -> None:
+    """One id of 2**28 in a 300-byte file: TokenizerLoadError, never gigabytes of tables.
+
+    The per-id tables hold an entry per id slot, so memory stays proportional to the file only
+    while ids are dense: at most twice the tokens plus 65,536 slots.
+    """
+    text = sparse_tokenizer({"a": 0, "b": 1, "c": largest})
+    assert len(text) < 300
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(tokstream.TokenizerLoadError, match="too sparse") as err:
+        tokstream.Detokenizer.from_str(text)
+    assert str(largest) in str(err.value)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 64 * 1024, f"loading grew the peak RSS by {grown_kib} KiB"
+
+
+def test_moderately_sparse_ids_still_load(tokstream: Any) -> None:
+    """Gaps within the allowance load: slots are the largest id plus one, gaps add nothing."""
+    text = sparse_tokenizer({"a": 0, "b": 1, "c": 65_000})
+    detok = tokstream.Detokenizer.from_str(text)
+    assert detok.vocab_size == 65_001
+    assert detok.decode([0, 65_000, 1, 30_000]) == Tokenizer.from_str(text).decode([0, 65_000, 1])

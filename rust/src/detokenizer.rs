@@ -51,7 +51,7 @@ impl Detokenizer {
 
     /// Builds the tables of a loaded `tokenizers` tokenizer.
     pub fn from_tokenizer(tok: &Tokenizer) -> Result<Detokenizer> {
-        let vocab = Vocab::from_tokenizer(tok);
+        let vocab = Vocab::from_tokenizer(tok)?;
         if vocab.len() == 0 {
             return Err(Error::Load {
                 reason: "the vocabulary is empty".to_owned(),

@@ -1,6 +1,7 @@
-//! Holding back text that may still begin a pattern: the stop strings of a stream and the
-//! parsers' text-matched markers both send text up to where a match could still start, and keep
-//! the rest until the next text decides it.
+//! Holding back text that may still begin a pattern: the parsers' text-matched markers send text
+//! up to where a match could still start, and keep the rest until the next text decides it. (Stop
+//! strings hold back the same way, through their automaton's state, in `stop.rs`: a request may
+//! carry many long stop strings, where a marker is one short literal.)
 
 use std::borrow::Cow;
 
@@ -14,15 +15,6 @@ pub(crate) fn open_suffix(text: &str, pattern: &str) -> usize {
             text.is_char_boundary(text.len() - n)
                 && pattern.starts_with(text.get(text.len() - n..).unwrap_or_default())
         })
-        .unwrap_or(0)
-}
-
-/// The longest [`open_suffix`] of `text` over several patterns.
-pub(crate) fn open_suffix_any<S: AsRef<str>>(text: &str, patterns: &[S]) -> usize {
-    patterns
-        .iter()
-        .map(|p| open_suffix(text, p.as_ref()))
-        .max()
         .unwrap_or(0)
 }
 
@@ -46,7 +38,6 @@ mod tests {
         assert_eq!(open_suffix("abc</tool_call>", "</tool_call>"), 0);
         assert_eq!(open_suffix("x中", "中文"), 3);
         assert_eq!(open_suffix("", "ab"), 0);
-        assert_eq!(open_suffix_any("say st", &["stop", "s"]), 2);
         assert_eq!(joined(String::new(), "a"), "a");
         assert_eq!(joined("a".to_owned(), "b"), "ab");
     }

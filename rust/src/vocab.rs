@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use tokenizers::Tokenizer;
 
+use crate::error::{Error, Result};
 use crate::table::Table;
 
 /// Window entry of an empty token string in a resumed window (vLLM windows `""` for an id outside
@@ -16,6 +17,10 @@ pub(crate) const EMPTY: u32 = u32::MAX;
 
 /// Most window entries a resumed state may carry (REFERENCE section 5).
 pub const MAX_WINDOW: usize = 1024;
+
+/// Id slots allowed beyond twice the number of tokens: the tables hold an entry per slot, so a
+/// vocabulary whose ids are far sparser than that would cost memory out of proportion to its file.
+pub const SPARSE_SLACK: usize = 65_536;
 
 const PRESENT: u8 = 1;
 const SPECIAL: u8 = 2;
@@ -29,15 +34,24 @@ pub(crate) struct Vocab {
 }
 
 impl Vocab {
-    /// Reads the tables out of a loaded tokenizer.
-    pub(crate) fn from_tokenizer(tok: &Tokenizer) -> Self {
+    /// Reads the tables out of a loaded tokenizer. Refuses ids sparser than `2 * tokens +`
+    /// [`SPARSE_SLACK`] slots.
+    pub(crate) fn from_tokenizer(tok: &Tokenizer) -> Result<Self> {
         let added = tok.get_added_vocabulary();
-        let slots = tok
-            .get_vocab(true)
-            .values()
-            .copied()
-            .max()
-            .map_or(0, |m| m as usize + 1);
+        let vocab = tok.get_vocab(true);
+        let slots = vocab.values().copied().max().map_or(0, |m| m as usize + 1);
+        let limit = vocab.len().saturating_mul(2).saturating_add(SPARSE_SLACK);
+        if slots > limit {
+            return Err(Error::Load {
+                reason: format!(
+                    "its ids are too sparse: the largest is {} for {} tokens, and at most \
+                     {limit} id slots (twice the tokens plus {SPARSE_SLACK}) are supported",
+                    slots - 1,
+                    vocab.len()
+                ),
+            });
+        }
+        drop(vocab);
         let mut flags = vec![0u8; slots];
         let mut ids = HashMap::with_capacity(slots);
         let tokens = Table::build(slots, |id, text: &mut String| {
@@ -53,11 +67,11 @@ impl Vocab {
             }
             Some(())
         });
-        Vocab {
+        Ok(Vocab {
             tokens: tokens.unwrap_or_default(),
             flags,
             ids,
-        }
+        })
     }
 
     /// Number of id slots: the largest id plus one.

@@ -63,6 +63,9 @@ impl Engine {
                 return Ok(engine);
             }
         }
+        if let Some(d) = decoder.as_ref() {
+            windowed::check_last_token_rule(tok, vocab, d)?;
+        }
         let memo = Engine::Windowed(windowed::Windowed::new(tok, vocab, decoder.as_ref(), true));
         if let Engine::Windowed(w) = &memo {
             if !w.has_rest() || verify(&memo, tok, vocab) {

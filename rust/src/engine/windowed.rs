@@ -153,15 +153,56 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
 }
 
-fn has_metaspace(d: &Value) -> bool {
+/// Refuses a decoder that renders some token differently when it is a sequence's last, unless
+/// that rendering is a prefix of the one it gets when more follow (then a window's text only
+/// grows, as vLLM's algorithm needs). Only `BPEDecoder` has such a rule: it turns its suffix into
+/// a space, or into nothing in the last token, everywhere in the token; with a suffix that ends
+/// tokens ("</w>") that drops a trailing space, with one inside tokens ("l" in "hello") it
+/// rewrites text a stream already sent, which no stream can do.
+pub(crate) fn check_last_token_rule(tok: &Tokenizer, vocab: &Vocab, decoder: &Value) -> Result<()> {
+    let Some(dec) = tok
+        .get_decoder()
+        .filter(|_| has_type(decoder, "BPEDecoder"))
+    else {
+        return Ok(());
+    };
+    let chain = |tokens: Vec<String>| guarded(|| dec.decode_chain(tokens).ok()).flatten();
+    for id in 0..vocab.len() as u32 {
+        let Some(token) = vocab.token(id) else {
+            continue;
+        };
+        let last = chain(vec![token.to_owned()]).map(|t| t.concat());
+        let inner =
+            chain(vec![token.to_owned(), token.to_owned()]).and_then(|t| t.into_iter().next());
+        let (Some(last), Some(inner)) = (last, inner) else {
+            continue; // the decoder fails on this token: decode reports it, and so do streams
+        };
+        if !inner.starts_with(&last) {
+            return Err(Error::Load {
+                reason: format!(
+                    "its BPEDecoder renders token {token:?} (id {id}) as {last:?} when it is \
+                     last and as {inner:?} otherwise, so a stream cannot send it until the \
+                     sequence ends; such a decoder is not supported"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn has_type(d: &Value, name: &str) -> bool {
     match d.get("type").and_then(Value::as_str) {
-        Some("Metaspace") => true,
+        Some(t) if t == name => true,
         Some("Sequence") => d
             .get("decoders")
             .and_then(Value::as_array)
-            .is_some_and(|l| l.iter().any(has_metaspace)),
+            .is_some_and(|l| l.iter().any(|d| has_type(d, name))),
         _ => false,
     }
+}
+
+fn has_metaspace(d: &Value) -> bool {
+    has_type(d, "Metaspace")
 }
 
 /// Whether a decoder can leave a partial character at the end of a window (and so render it as

@@ -250,7 +250,12 @@ impl PyDetokenizer {
             let s = item
                 .cast::<PyString>()
                 .map_err(|_| invalid_window("prev_tokens must be a list of str".to_owned()))?;
-            tokens.push(s.to_str()?.to_owned());
+            let token = s.to_str().map_err(|_| {
+                invalid_window(
+                    "prev_tokens entries must be valid Unicode (no lone surrogates)".to_owned(),
+                )
+            })?;
+            tokens.push(token.to_owned());
         }
         let inner = Stream::resume(&self.inner, &tokens, p, r, skip_special_tokens)?;
         Ok(PyDetokStream::new(inner, &self.cache))

@@ -1,6 +1,8 @@
-//! Token ids from Python arguments: one int or a sequence of ints, checked before use.
+//! Token ids from Python arguments: one int or a sequence of ints, checked before use. An "int"
+//! is anything with `__index__` (numpy's integer scalars among them), and a sequence anything
+//! iterable (lists, tuples, generators, numpy arrays), for single ids, chunks and prompts alike.
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PyString, PyTuple};
 
@@ -12,16 +14,19 @@ pub(super) fn id_from(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
     match obj.extract::<i64>() {
         Ok(v) if v < 0 => Err(Error::NegativeTokenId { id: v }.into()),
         Ok(v) => Ok(u32::try_from(v).unwrap_or(u32::MAX)),
-        Err(e) => {
-            if !obj.is_instance_of::<PyInt>() {
-                return Err(PyTypeError::new_err("token ids must be ints"));
-            }
-            if obj.lt(0)? {
+        // Past i64 either way (a Python int or numpy's uint64): the sign decides.
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+            // The int `__index__` gives (rare: only ids past i64 get here).
+            let int = obj.py().import("operator")?.call_method1("index", (obj,))?;
+            if int.lt(0)? {
                 return Err(Error::NegativeTokenId { id: i64::MIN }.into());
             }
-            drop(e);
             Ok(u32::MAX)
         }
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "token ids must be ints, not {}",
+            obj.get_type().name()?
+        ))),
     }
 }
 
@@ -48,8 +53,14 @@ pub(super) fn push_ids(obj: &Bound<'_, PyAny>, out: &mut Vec<u32>) -> PyResult<(
     } else if obj.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err("token ids must be ints, not str"));
     } else {
-        for item in obj.try_iter()? {
-            out.push(id_from(&item?)?);
+        match obj.try_iter() {
+            Ok(items) => {
+                for item in items {
+                    out.push(id_from(&item?)?);
+                }
+            }
+            // Not iterable: one id if it is an int (numpy's integer scalars are not iterable).
+            Err(_) => out.push(id_from(obj)?),
         }
     }
     Ok(())
@@ -72,12 +83,20 @@ pub(super) fn prompt_tail(obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, bool)> 
             tail.push(id_from(&list.get_item(i)?)?);
         }
         len
-    } else {
-        let len = obj.len()?;
+    } else if let Ok(len) = obj.len() {
         for i in len.saturating_sub(SEED_IDS)..len {
             tail.push(id_from(&obj.get_item(i)?)?);
         }
         len
+    } else {
+        // No length (a generator): read it all, as `step` does, keeping the last ids.
+        let mut all = Vec::new();
+        push_ids(obj, &mut all)?;
+        tail.extend_from_slice(
+            all.get(all.len().saturating_sub(SEED_IDS)..)
+                .unwrap_or_default(),
+        );
+        all.len()
     };
     Ok((tail, len < SEED_IDS))
 }

@@ -1,6 +1,8 @@
 //! The checks a body passes before anything is decoded: resource limits, required fields, and
 //! a carried stream state (it comes from the client, so it may be hostile).
 
+use serde_json::value::RawValue;
+
 use super::error::{Res, WireError, clip};
 use super::input::{Body, Generate, Request, State};
 use super::request::Params;
@@ -19,7 +21,78 @@ pub(crate) fn required<'b, T: ?Sized>(field: Option<&'b T>, name: &str) -> Res<&
 }
 
 /// Rejects payloads over the resource bounds before any decoding.
+/// Largest token count or text offset accepted: 2**53 - 1, which every JSON reader keeps exact;
+/// sums of a few hundred of them stay far inside `i64`, so no count derender adds can wrap.
+pub const MAX_COUNT: i64 = (1 << 53) - 1;
+
+/// Deepest nesting of a value passed through to the answer (`kv_transfer_params`, usage
+/// details), as deep as the typed parts of a body may nest.
+pub const MAX_DEPTH: usize = 128;
+
+/// A count from the body or the generate side: 0 to [`MAX_COUNT`].
+pub(crate) fn count(value: i64, name: &str) -> Res<i64> {
+    if (0..=MAX_COUNT).contains(&value) {
+        return Ok(value);
+    }
+    Err(WireError::bad_param(
+        format!("{name} must be an integer from 0 to {MAX_COUNT}, got {value}"),
+        name,
+    ))
+}
+
+/// A passed-through JSON value nests at most [`MAX_DEPTH`] levels (a linear scan of its text),
+/// so the answer is one any JSON reader can read back.
+pub(crate) fn nesting(raw: Option<&RawValue>, name: &str) -> Res<()> {
+    let Some(raw) = raw else { return Ok(()) };
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in raw.get().as_bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(WireError::bad_param(
+                        format!("{name} nests deeper than {MAX_DEPTH} levels"),
+                        name,
+                    ));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn limits(resp: &Generate<'_>, at: &str, max_model_len: Option<usize>) -> Res<()> {
+    nesting(resp.kv_transfer_params, &format!("{at}.kv_transfer_params"))?;
+    if let Some(u) = resp.usage.as_deref() {
+        nesting(
+            u.prompt_tokens_details,
+            &format!("{at}.usage.prompt_tokens_details"),
+        )?;
+        nesting(
+            u.completion_tokens_details,
+            &format!("{at}.usage.completion_tokens_details"),
+        )?;
+        for (v, name) in [
+            (u.prompt_tokens, "prompt_tokens"),
+            (u.completion_tokens, "completion_tokens"),
+        ] {
+            if let Some(v) = v {
+                count(v, &format!("{at}.usage.{name}"))?;
+            }
+        }
+    }
     if resp.choices.len() > MAX_CHOICES {
         return Err(WireError::bad_param(
             format!(
@@ -122,11 +195,19 @@ pub(crate) fn state(s: &State, p: &Params<'_>) -> Res<()> {
             s.output_token_ids.len()
         )));
     }
+    for (v, name) in [
+        (s.generated_tokens, "generated_tokens"),
+        (s.logprob_text_offset, "logprob_text_offset"),
+    ] {
+        if v > MAX_COUNT as u64 {
+            return Err(bad(format!("{name} must be at most {MAX_COUNT}, got {v}")));
+        }
+    }
     let held = s.held_text.chars().count();
-    if held > p.max_held_chars() {
+    if held > p.stops.max_held_chars() {
         return Err(bad(format!(
             "held_text has {held} chars; the request's stop strings allow at most {}",
-            p.max_held_chars()
+            p.stops.max_held_chars()
         )));
     }
     Ok(())

@@ -10,7 +10,7 @@ use super::logprobs::{Lp, choice_logprobs};
 use super::request::Params;
 use crate::detokenizer::Detokenizer;
 use crate::parse::{Delta, ParseError, Session};
-use crate::stop::StopStep;
+use crate::stop::{Held, StopStep};
 use crate::stream::Stream;
 
 /// One choice's derendered output.
@@ -30,7 +30,7 @@ pub(crate) struct Out<'a> {
 /// Text and stop-string progress of one plain choice between calls.
 #[derive(Default)]
 pub(crate) struct Progress {
-    pub held: String,
+    pub held: Held,
     pub generated: u64,
     pub stopped: bool,
 }
@@ -220,8 +220,8 @@ pub(crate) fn derender<'a>(
             progress.generated += (ids.len() - keep) as u64;
             if let Some(index) = matched {
                 finish_reason = Some(Cow::Borrowed("stop"));
-                let stop = p.stops.stops().get(index).cloned().unwrap_or_default();
-                stop_reason = Some(StopReason::Text(Cow::Owned(stop)));
+                let stop = p.stops.stops().get(index).map(|s| s.to_string());
+                stop_reason = Some(StopReason::Text(Cow::Owned(stop.unwrap_or_default())));
             }
             // Chars of plain text are counted where they are needed (a completion stream's
             // `text_offset`), not for every whole response.

@@ -13,6 +13,7 @@ use super::json::key;
 use super::output::{self, Answer, Chat};
 use super::request::{Ask, Params};
 use crate::parse::{Context, tool_call_id};
+use crate::stop::Held;
 use crate::stream::Stream;
 
 /// `POST` of a stream chunk to either endpoint (`chat` says which).
@@ -28,11 +29,11 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
             } else {
                 body.completion_request.as_deref()
             };
-            (Params::new(request, chat), None)
+            (Params::new(request, chat)?, None)
         }
         Some(_) => {
             let req = checks::chat_request(&body)?;
-            let mut p = Params::new(Some(req), true);
+            let mut p = Params::new(Some(req), true)?;
             // The markers must be seen.
             p.skip_special = false;
             checks::no_stop_strings(&p)?;
@@ -40,6 +41,9 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
         }
     };
     let prompt_tokens: Option<i64> = raw_as(body.prompt_tokens, "prompt_tokens")?;
+    if let Some(n) = prompt_tokens {
+        checks::count(n, "prompt_tokens")?;
+    }
     let request_ids: Option<Vec<u32>> = match parser {
         Some(_) => raw_as(body.prompt_token_ids, "prompt_token_ids")?,
         None => None,
@@ -47,6 +51,14 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
     checks::state(&state, &p)?;
     if parser.is_some() {
         checks::parser_state(&state, c.max_model_len)?;
+    } else {
+        // The parsers' fields mean nothing here: they are not carried on (a state from a
+        // parsing server, or a forged one, would otherwise come back as large as it was sent).
+        state.output_token_ids = Vec::new();
+        state.output_chunk_lens = Vec::new();
+        state.last_tool_call_ids = Vec::new();
+        state.tools_streamed = false;
+        state.parser = None;
     }
     let request_id = output::request_id_of(resp);
     let eos = &c.eos_token_ids;
@@ -138,7 +150,7 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
                     Stream::new(&c.det, prompt.unwrap_or_default(), p.skip_special)
                 };
                 let mut progress = Progress {
-                    held: std::mem::take(&mut state.held_text),
+                    held: Held::new(std::mem::take(&mut state.held_text)),
                     generated: state.generated_tokens,
                     stopped: false,
                 };
@@ -155,7 +167,7 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
                     &mut state.logprob_context_token_ids,
                 )?;
                 choice::write_back(&mut state, &stream);
-                state.held_text = progress.held;
+                state.held_text = p.stops.held_text(progress.held);
                 state.generated_tokens = progress.generated;
                 state.stopped = progress.stopped;
                 o

@@ -1,14 +1,17 @@
 //! What the original request asks of derender: the sampling parameters it reads
 //! ([`Params`]) and, with a parser, what the parsers may do ([`Ask`]).
 
+use std::borrow::Cow;
+
+use super::error::{Res, WireError};
 use super::input::{BoolOrCount, Request};
 use crate::parse::ToolRules;
-use crate::stop::StopStrings;
+use crate::stop::{MAX_STOP_BYTES, StopStrings};
 
 /// What the original request asks of derender.
 pub(crate) struct Params<'r> {
     pub(crate) skip_special: bool,
-    pub(crate) stops: StopStrings,
+    pub(crate) stops: StopStrings<'r, Cow<'r, str>>,
     pub(crate) min_tokens: u64,
     pub(crate) include_stop: bool,
     pub(crate) stop_token_ids: &'r [u32],
@@ -19,9 +22,9 @@ pub(crate) struct Params<'r> {
 }
 
 impl<'r> Params<'r> {
-    pub(crate) fn new(req: Option<&'r Request<'_>>, chat: bool) -> Params<'r> {
+    pub(crate) fn new(req: Option<&'r Request<'_>>, chat: bool) -> Res<Params<'r>> {
         let Some(req) = req else {
-            return Params {
+            return Ok(Params {
                 skip_special: true,
                 stops: StopStrings::default(),
                 min_tokens: 0,
@@ -30,23 +33,39 @@ impl<'r> Params<'r> {
                 ignore_eos: false,
                 return_token_ids: false,
                 top: None,
-            };
+            });
         };
         let include_stop = req.include_stop_str_in_output.unwrap_or(false);
         let stops = match &req.stop {
-            Some(s) => StopStrings::new(&s.0, include_stop),
+            Some(s) => StopStrings::new(&s.0, include_stop).map_err(|e| {
+                WireError::bad_param(
+                    format!(
+                        "stop strings have {} bytes in all; at most {MAX_STOP_BYTES} are accepted",
+                        e.bytes
+                    ),
+                    "stop",
+                )
+            })?,
             None => StopStrings::default(),
         };
-        let count = |n: i64| usize::try_from(n).ok();
+        // -1 asks for every alternative (None), as in vLLM; below that is no count at all.
+        let count = |n: i64, name: &str| match n {
+            -1 => Ok(None),
+            n if n < -1 => Err(WireError::bad_param(
+                format!("{name} must be -1 (every alternative) or a count from 0, got {n}"),
+                name,
+            )),
+            n => Ok(usize::try_from(n).ok()),
+        };
         let top = if chat {
-            count(req.top_logprobs.unwrap_or(0))
+            count(req.top_logprobs.unwrap_or(0), "top_logprobs")?
         } else {
             match req.logprobs {
-                Some(BoolOrCount::Count(n)) => count(n),
+                Some(BoolOrCount::Count(n)) => count(n, "logprobs")?,
                 _ => None,
             }
         };
-        Params {
+        Ok(Params {
             skip_special: req.skip_special_tokens.unwrap_or(true),
             stops,
             min_tokens: req.min_tokens.unwrap_or(0),
@@ -55,17 +74,7 @@ impl<'r> Params<'r> {
             ignore_eos: req.ignore_eos.unwrap_or(false),
             return_token_ids: req.return_token_ids.unwrap_or(false),
             top,
-        }
-    }
-
-    /// Most chars `held_text` may have: fewer than the longest stop string.
-    pub(crate) fn max_held_chars(&self) -> usize {
-        self.stops
-            .stops()
-            .iter()
-            .map(|s| s.chars().count().saturating_sub(1))
-            .max()
-            .unwrap_or(0)
+        })
     }
 }
 

@@ -67,10 +67,10 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
     checks::limits(resp, "generate_response", c.max_model_len)?;
     let parser = c.parser.as_deref();
     let (p, ask) = match parser {
-        None => (Params::new(body.chat_request.as_deref(), true), None),
+        None => (Params::new(body.chat_request.as_deref(), true)?, None),
         Some(_) => {
             let req = checks::chat_request(body)?;
-            let mut p = Params::new(Some(req), true);
+            let mut p = Params::new(Some(req), true)?;
             // The markers must be seen.
             p.skip_special = false;
             checks::no_stop_strings(&p)?;
@@ -78,6 +78,7 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
         }
     };
     let prompt_tokens: i64 = raw_as(body.prompt_tokens, "prompt_tokens")?.unwrap_or(0);
+    checks::count(prompt_tokens, "prompt_tokens")?;
     let request_ids: Option<Vec<u32>> = raw_as(body.prompt_token_ids, "prompt_token_ids")?;
     let prompt = match parser {
         None => request_ids.as_deref().or(resp.prompt_token_ids.as_deref()),
@@ -190,6 +191,9 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
         checks::limits(g, &format!("generate_responses[{i}]"), c.max_model_len)?;
     }
     let prompt_tokens: Option<Vec<i64>> = raw_as(body.prompt_tokens, "prompt_tokens")?;
+    for &n in prompt_tokens.iter().flatten() {
+        checks::count(n, "prompt_tokens")?;
+    }
     let prompt_ids: Option<Vec<Option<Vec<u32>>>> =
         raw_as(body.prompt_token_ids, "prompt_token_ids")?;
     for (name, len) in [
@@ -206,7 +210,7 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
             ));
         }
     }
-    let p = Params::new(body.completion_request.as_deref(), false);
+    let p = Params::new(body.completion_request.as_deref(), false)?;
     let mut total_prompt: i64 = 0;
     let mut total_completion: usize = 0;
     let mut j = Json::with_capacity(1024);
