@@ -218,3 +218,24 @@ def test_typed_faces_honour_a_user_parser() -> None:
     chunk = user.derender_chat_stream(P.DerenderChatStreamRequest.model_validate(first))
     assert chunk.chunk.choices[0].delta.content == text.upper()
     assert chunk.stream_state.output_token_ids == case.gen
+
+
+def test_fields_the_core_skips_do_not_refuse_a_user_parser() -> None:
+    """A 4,301-digit number (past Python's int conversion) or a wrongly typed field in the chat
+    request, which the core skips: both paths answer 200 with the same parsed calls."""
+    built_in, user = derenderer(QWEN, None, "hermes"), user_derenderer()
+    case = tool_cases()[0]
+    body = whole_body(case.prompt, case.gen, chat_request(), "stop")
+    raw = json.dumps(body).replace('"messages":', '"x_big": 7, "messages":', 1)
+    bodies = {
+        "a 4,301-digit number": raw.replace('"x_big": 7', '"x_big": ' + "9" * 4301).encode(),
+        "a negative one": raw.replace('"x_big": 7', '"x_big": -' + "9" * 5000).encode(),
+        "a wrongly typed field": raw.replace('"x_big": 7', '"temperature": "hot"').encode(),
+    }
+    for label, sent in bodies.items():
+        assert b'"messages":' in sent and len(sent) > len(json.dumps(body)), label
+        want = message_result(ok(built_in, CHAT, sent)["choices"][0])
+        got = message_result(ok(user, CHAT, sent)["choices"][0])
+        assert got.ids == want.ids and len(want.ids) > 0, label
+        assert got.message.calls == want.message.calls, label
+        assert got.finish_reason == want.finish_reason == "tool_calls", label

@@ -24,6 +24,7 @@ True
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -112,12 +113,27 @@ class UserParser:
         self._factory = factory
 
     def start(self, request_json: str, prompt_ids: list[int], whole: bool) -> _Session | str:
-        """A session, or why the request cannot be parsed (the core answers it with a 400)."""
+        """A session for the chat request the core has read and checked.
+
+        The core checks the fields derender reads and skips the rest, for built-in and user
+        parsers alike; so a field it skips (an unknown one, a number too long for Python's
+        ``int``) must not refuse the request here either. The parser gets the validated model,
+        or, where a skipped field does not validate, the request as it came.
+        """
+        data = json.loads(request_json, parse_int=_lenient_int)
         try:
-            request = ChatCompletionRequest.model_validate_json(request_json)
-        except ValidationError as e:
-            return f"invalid chat_request: {e.errors()[0].get('msg', 'invalid')}"
+            request = ChatCompletionRequest.model_validate(data)
+        except ValidationError:
+            request = ChatCompletionRequest.model_construct(**data)
         return _Session(self._factory(), request, prompt_ids, whole)
+
+
+def _lenient_int(digits: str) -> int | float:
+    """An int, or a float (perhaps ``inf``) past the digits Python converts (4,300 by default)."""
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
 
 
 class _Session:
