@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from conftest import import_tokstream
-from hub_util import QWEN3_GENERATION_CONFIG, add_snapshot, commit_of, offline_env
-from real_tokenizers import load_tokenizer, model_dir
+from helpers.hub_util import QWEN3_GENERATION_CONFIG, add_snapshot, commit_of, offline_env
+from helpers.real_tokenizers import load_tokenizer, model_dir
 
 tokstream = import_tokstream()
 from tokstream import config  # noqa: E402

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_util import Server
+from helpers.server_util import Server
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 _BLOCK = re.compile(r"```(\w*)\n(.*?)```", re.S)

@@ -9,9 +9,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hub_util import QWEN3_GENERATION_CONFIG, add_snapshot, offline_env
-from real_tokenizers import load_tokenizer, model_dir
-from server_util import CHAT, COMPLETION, Server, chunk_text, stream_body, whole_body, whole_text
+from helpers.hub_util import QWEN3_GENERATION_CONFIG, add_snapshot, offline_env
+from helpers.real_tokenizers import load_tokenizer, model_dir
+from helpers.server_util import (
+    CHAT,
+    COMPLETION,
+    Server,
+    chunk_text,
+    stream_body,
+    whole_body,
+    whole_text,
+)
 
 MODEL = "Qwen/Qwen3-0.6B"
 TEXT = "Derendered from the cache: 世界, 한국어 and 👋, exactly."
