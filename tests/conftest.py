@@ -19,20 +19,10 @@ from helpers.real_tokenizers import load_tokenizer, tokenizer_path
 from hypothesis import HealthCheck, settings
 from tokenizers import Tokenizer
 
+from fixtures import NAMES
 from oracles.vllm_reference import REPLACEMENT, State, VllmReference
 
-TOKENIZER_NAMES: tuple[str, ...] = (
-    "gpt2",
-    "llama-3.2-instruct",
-    "qwen3",
-    "deepseek-r1",
-    "mistral-nemo-tekken",
-    "mistral-7b-v0.1",
-    "mistral-7b-instruct-v0.3",
-    "phi-3-mini",
-    "bert-all-minilm-l6-v2",
-    "t5-small",
-)
+TOKENIZER_NAMES: tuple[str, ...] = NAMES
 BYTE_LEVEL = TOKENIZER_NAMES[:5]
 SENTENCEPIECE = TOKENIZER_NAMES[5:8]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.derender_util import chunkings, state_size
+from helpers.derender_util import VLLM_STATE_KEYS, chunkings, state_size
 from helpers.parsers_oracle import (
     END_THINK,
     NAMES,
@@ -32,21 +32,6 @@ from helpers.parsers_util import (
 )
 from helpers.real_tokenizers import load_tokenizer
 
-#: The state vLLM's derender writes (no tokstream extensions).
-VLLM_STATE_KEYS = frozenset(
-    {
-        "prev_tokens",
-        "prefix_offset",
-        "read_offset",
-        "role_sent",
-        "logprob_context_token_ids",
-        "logprob_text_offset",
-        "output_token_ids",
-        "output_chunk_lens",
-        "tools_streamed",
-        "last_tool_call_ids",
-    }
-)
 SENTENCES = (
     "Step {n}: the forecast for Paris says 23 °C, light wind, no rain.",
     " 東京の天気は{n}日目も雨です ☔, humidity {n}%.",

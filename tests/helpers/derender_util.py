@@ -43,7 +43,8 @@ INTERNALS = (
     'File "',
     "Exception",
 )
-STATE_KEYS = frozenset(
+#: The state vLLM's derender writes, and the keys tokstream adds (which vLLM ignores).
+VLLM_STATE_KEYS = frozenset(
     {
         "prev_tokens",
         "prefix_offset",
@@ -55,11 +56,9 @@ STATE_KEYS = frozenset(
         "output_chunk_lens",
         "tools_streamed",
         "last_tool_call_ids",
-        "held_text",
-        "generated_tokens",
-        "stopped",
     }
 )
+STATE_KEYS = VLLM_STATE_KEYS | {"held_text", "generated_tokens", "stopped"}
 _UNSET: Any = object()
 
 MULTILINGUAL = (

@@ -17,30 +17,22 @@ from typing import Any
 
 from conftest import import_tokstream, load_detokenizer
 
-from helpers.derender_util import CHAT, gen_choice, gen_chunk, gen_response, ok, state_size
+from helpers.derender_util import (
+    CHAT,
+    STATE_KEYS,
+    gen_choice,
+    gen_chunk,
+    gen_response,
+    ok,
+    state_size,
+)
 from helpers.parsers_oracle import SERVED, Message, chat_request, oracle
 
 MODES = ("resumable", "replay")
 #: The resumable stream state must stay under this many bytes (compact JSON), at any length.
 STATE_LIMIT = 2048
 TOOL_ID = re.compile(r"chatcmpl-tool-[0-9a-f]{32}")
-BASE_STATE_KEYS = frozenset(
-    {
-        "prev_tokens",
-        "prefix_offset",
-        "read_offset",
-        "role_sent",
-        "logprob_context_token_ids",
-        "logprob_text_offset",
-        "output_token_ids",
-        "output_chunk_lens",
-        "tools_streamed",
-        "last_tool_call_ids",
-        "held_text",
-        "generated_tokens",
-        "stopped",
-    }
-)
+BASE_STATE_KEYS = STATE_KEYS
 MESSAGE_KEYS = frozenset(
     {"role", "content", "refusal", "annotations", "audio", "function_call", "tool_calls"}
     | {"reasoning"}
