@@ -5,7 +5,7 @@ it (pydantic request validation, vLLM's windowed algorithm in Python, pydantic s
 This module serves it with ``tokstream.server.App`` on uvicorn, with the options ``tokstream
 serve`` uses, so that a load test of the two servers differs only in what answers a body::
 
-    python benches/reference_server.py --tokenizer ../shared/tokenizers/qwen3 --port 8001
+    python benches/reference_server.py --tokenizer target/fixtures/tokenizers/qwen3 --port 8001
 
 More than one worker goes through an app factory, as ``tokstream serve`` does: the config
 travels to the worker processes as JSON in ``TOKSTREAM_REFERENCE_CONFIG``.

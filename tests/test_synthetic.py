@@ -1,6 +1,6 @@
 """Synthetic tokenizers trained in the test, one per engine, with C1 and C4 checked on each.
 
-They need no files beside the repo, so these tests run (never skip) without ``../shared``: a
+They need no tokenizer files at all (trained in the test): a
 ByteLevel BPE ("bytelevel"), a SentencePiece-style byte-fallback BPE ("sentencepiece"), WordPiece
 and Unigram with Metaspace (both "windowed"). Small vocabularies force byte tokens and unknowns.
 """
