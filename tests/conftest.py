@@ -152,11 +152,7 @@ def c1_exception_target(tok: Tokenizer, generated: Sequence[int], skip: bool) ->
     ids the decoder sees, located in ``D(G)`` by decoding the ids before it, and rewritten there.
     """
     specials = {i for i, t in tok.get_added_tokens_decoder().items() if t.special}
-    seen = [
-        i
-        for i in generated
-        if tok.id_to_token(i) is not None and not (skip and i in specials)
-    ]
+    seen = [i for i in generated if tok.id_to_token(i) is not None and not (skip and i in specials)]
 
     def byte_of(token_id: int) -> int | None:
         token = tok.id_to_token(token_id) or ""

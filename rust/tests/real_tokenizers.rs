@@ -91,17 +91,30 @@ fn byte_fallback_run_keeps_its_complete_characters() {
     let world = tok.token_to_id("\u{2581}world").unwrap();
     let cases: [(Vec<u32>, &str); 4] = [
         (bytes(b"\xE8\x88\x87\xE7"), "與\u{FFFD}"),
-        (bytes(b"\xE8\x88\x87\xF0\x9F\x98"), "與\u{FFFD}\u{FFFD}\u{FFFD}"),
+        (
+            bytes(b"\xE8\x88\x87\xF0\x9F\x98"),
+            "與\u{FFFD}\u{FFFD}\u{FFFD}",
+        ),
         (
             [bytes(b"\xEC\x84\xAC\xE1"), vec![world]].concat(),
             "섬\u{FFFD} world",
         ),
-        (bytes(b"\x95\xEB\xB9\xB5"), "\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}"),
+        (
+            bytes(b"\x95\xEB\xB9\xB5"),
+            "\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}",
+        ),
     ];
     for (ids, want) in cases {
         for chunk in 1..=ids.len() {
-            assert_eq!(stream_text(&det, &[], &ids, chunk, false), want, "chunk {chunk}");
+            assert_eq!(
+                stream_text(&det, &[], &ids, chunk, false),
+                want,
+                "chunk {chunk}"
+            );
         }
-        assert_eq!(det.decode(&ids, false).unwrap(), tok.decode(&ids, false).unwrap());
+        assert_eq!(
+            det.decode(&ids, false).unwrap(),
+            tok.decode(&ids, false).unwrap()
+        );
     }
 }
