@@ -146,6 +146,16 @@ CASES = (
     ),
     VllmCase("qwen3/closed-prompt", QWEN, "qwen3", "hermes", "closed", THOUGHT, THOUGHT_AS_CONTENT),
     VllmCase("qwen3/no-tool-parser", QWEN, "qwen3", None, "none", THOUGHT, THOUGHT_SPLIT),
+    VllmCase(
+        "deepseek/ignores-enable-thinking",
+        DEEPSEEK,
+        "deepseek_r1",
+        "hermes",
+        "none",
+        THOUGHT,
+        THOUGHT_SPLIT,
+        extra=OFF,
+    ),
     # 2. A <think> block after reasoning ended.
     VllmCase(
         "qwen3/second-block",
@@ -266,6 +276,16 @@ CASES = (
         cut='"get_weather",',
     ),
     VllmCase(
+        "hermes/no-arguments",
+        QWEN,
+        None,
+        "hermes",
+        "none",
+        ("Checking.\n", *call(NO_ARGS)),
+        Message("Checking.\n", "", (("get_time", "{}"),)),
+        want_finish="tool_calls",
+    ),
+    VllmCase(
         "deepseek/no-arguments",
         DEEPSEEK,
         "deepseek_r1",
@@ -287,6 +307,7 @@ VLLM_DIFFERS = {
     "qwen3/no-arguments": 'one-chunk streams; 1-id streams send "", whole makes it content',
     "qwen3/no-arguments-twice": "{} only on a call a final delta carries; whole: content",
     "qwen3/cut-before-arguments": "streams; whole makes the cut call content",
+    "hermes/no-arguments": 'one-chunk streams; 1-id streams send "", whole makes it content',
     "deepseek/no-arguments": "none: whole makes it reasoning, streams drop it",
 }
 
@@ -353,3 +374,8 @@ def test_thinking_follows_python_truth() -> None:
     # Null kwargs say nothing: thinking stays on.
     got = whole(r, prompt, gen, chat_request(chat_template_kwargs=None), "stop")
     assert got.message == THOUGHT_SPLIT
+
+
+def test_the_differences_name_cases() -> None:
+    """Every note of ``VLLM_DIFFERS`` is about a case here."""
+    assert set(VLLM_DIFFERS) <= {c.label for c in CASES}, set(VLLM_DIFFERS)
