@@ -71,12 +71,23 @@ impl std::error::Error for SetError {}
 pub struct StreamSet {
     det: Arc<Detokenizer>,
     slots: Vec<Option<Stream>>,
+    /// Per slot, [`EMPTY`], [`LIVE`] or [`FINISHED`]: a step's checks read these bytes rather
+    /// than every stream.
+    state: Vec<u8>,
     /// Empty slots below `slots.len()`, lowest first, so numbers stay dense.
     free: BinaryHeap<Reverse<usize>>,
     live: usize,
     /// `seen[slot] == epoch` when the slot was named earlier in the current step.
     seen: Vec<u32>,
     epoch: u32,
+}
+
+const EMPTY: u8 = 0;
+const LIVE: u8 = 1;
+const FINISHED: u8 = 2;
+
+fn state_of(stream: &Stream) -> u8 {
+    if stream.is_finished() { FINISHED } else { LIVE }
 }
 
 /// How a step's entries map to slots and ids.
@@ -119,6 +130,7 @@ impl StreamSet {
         StreamSet {
             det: Arc::clone(det),
             slots: Vec::new(),
+            state: Vec::new(),
             free: BinaryHeap::new(),
             live: 0,
             seen: Vec::new(),
@@ -153,11 +165,13 @@ impl StreamSet {
             Some(Reverse(slot)) => slot,
             None => {
                 self.slots.push(None);
+                self.state.push(EMPTY);
                 self.seen.push(0);
                 self.slots.len() - 1
             }
         };
-        if let Some(place) = self.slots.get_mut(slot) {
+        if let (Some(place), Some(state)) = (self.slots.get_mut(slot), self.state.get_mut(slot)) {
+            *state = state_of(&stream);
             *place = Some(stream);
         }
         self.live += 1;
@@ -167,8 +181,9 @@ impl StreamSet {
     /// Replaces the stream in `slot` (which must hold one) with `stream`.
     pub fn reset(&mut self, slot: usize, stream: Stream) -> Result<(), SetError> {
         self.check_det(&stream)?;
-        match self.slots.get_mut(slot) {
-            Some(Some(s)) => {
+        match (self.slots.get_mut(slot), self.state.get_mut(slot)) {
+            (Some(Some(s)), Some(state)) => {
+                *state = state_of(&stream);
                 *s = stream;
                 Ok(())
             }
@@ -183,11 +198,15 @@ impl StreamSet {
             .get_mut(slot)
             .and_then(Option::take)
             .ok_or(SetError::NoStream { slot })?;
+        if let Some(state) = self.state.get_mut(slot) {
+            *state = EMPTY;
+        }
         self.live -= 1;
         // Trailing empty slots are dropped, so the dense form's length stays short.
         if slot + 1 == self.slots.len() {
             while matches!(self.slots.last(), Some(None)) {
                 self.slots.pop();
+                self.state.pop();
                 self.seen.pop();
             }
             let end = self.slots.len();
@@ -206,17 +225,21 @@ impl StreamSet {
             .ok_or(SetError::NoStream { slot })
     }
 
-    /// The stream in `slot`, mutably.
-    pub fn get_mut(&mut self, slot: usize) -> Result<&mut Stream, SetError> {
-        self.slots
-            .get_mut(slot)
-            .and_then(Option::as_mut)
-            .ok_or(SetError::NoStream { slot })
+    /// Every slot, `None` where there is no stream: entry `i` of a dense step's output is
+    /// `streams()[i]`'s [`Stream::output`].
+    pub fn streams(&self) -> &[Option<Stream>] {
+        &self.slots
     }
 
     /// Flushes the stream in `slot` and ends it (it stays in its slot until removed or reset).
     pub fn finish(&mut self, slot: usize) -> Result<&str, SetError> {
-        self.get_mut(slot)?
+        let (Some(Some(stream)), Some(state)) =
+            (self.slots.get_mut(slot), self.state.get_mut(slot))
+        else {
+            return Err(SetError::NoStream { slot });
+        };
+        *state = FINISHED;
+        stream
             .finish()
             .map_err(|error| SetError::Stream { slot, error })
     }
@@ -226,6 +249,17 @@ impl StreamSet {
     /// (it may be empty or finished). Every entry is checked before any stream changes.
     pub fn step(&mut self, plan: Plan<'_>, ids: &[u32]) -> Result<(), SetError> {
         self.check(plan, ids)?;
+        if plan.slots.is_none() && plan.counts.is_none() {
+            // The common shape, one id for each of slots 0..n: no per-entry plan to read.
+            for (slot, (stream, id)) in self.slots.iter_mut().zip(ids).enumerate() {
+                if let Some(stream) = stream {
+                    stream
+                        .step_one(*id)
+                        .map_err(|error| SetError::Stream { slot, error })?;
+                }
+            }
+            return Ok(());
+        }
         let mut at = 0;
         for i in 0..plan.entries(ids.len()) {
             let (slot, count) = plan.entry(i);
@@ -265,6 +299,16 @@ impl StreamSet {
                 },
             });
         }
+        if plan.slots.is_none() && plan.counts.is_none() {
+            // Dense: slots 0..n, each stepped; a quick scan of the state bytes, then the culprit.
+            let ok = self
+                .state
+                .get(..n)
+                .is_some_and(|s| s.iter().all(|&b| b == LIVE));
+            if ok {
+                return Ok(());
+            }
+        }
         if plan.slots.is_some() {
             self.epoch = self.epoch.wrapping_add(1);
             if self.epoch == 0 {
@@ -285,14 +329,14 @@ impl StreamSet {
             if count == 0 {
                 continue;
             }
-            match self.slots.get(slot) {
-                Some(Some(s)) if s.is_finished() => {
+            match self.state.get(slot) {
+                Some(&LIVE) => {}
+                Some(&FINISHED) => {
                     return Err(SetError::Stream {
                         slot,
                         error: Error::Finished,
                     });
                 }
-                Some(Some(_)) => {}
                 _ => return Err(SetError::NoStream { slot }),
             }
         }

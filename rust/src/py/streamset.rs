@@ -138,13 +138,19 @@ impl PyStreamSet {
         py.detach(|| inner.step(plan, ids)).map_err(set_error)?;
         let n = plan.entries(ids.len());
         let empty = intern!(py, "");
+        let streams = inner.streams();
+        let delta = |stream: Option<&Stream>| match stream {
+            Some(stream) => cache.output(py, stream),
+            None => empty.clone(),
+        };
+        if plan.slots.is_none() && plan.counts.is_none() {
+            let dense = streams.get(..n).unwrap_or_default();
+            return PyList::new(py, dense.iter().map(|s| delta(s.as_ref())));
+        }
         PyList::new(
             py,
             (0..n).map(|i| match plan.entry(i) {
-                (slot, count) if count > 0 => match inner.get(slot) {
-                    Ok(stream) => cache.output(py, stream),
-                    Err(_) => empty.clone(),
-                },
+                (slot, count) if count > 0 => delta(streams.get(slot).and_then(Option::as_ref)),
                 _ => empty.clone(),
             }),
         )
