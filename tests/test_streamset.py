@@ -108,8 +108,9 @@ def test_dense_one_id_per_slot(name: str, tok: Tokenizer, detok: Any, skip: bool
         s.add(skip_special_tokens=skip)
     out = [s.step(np.array([ids[t] for ids in padded], dtype=np.uint32)) for t in range(width)]
     for k, ids in enumerate(seqs):
-        text = "".join(column[k] for column in out) + s.finish(k)
-        assert text == c1_target(tok, None, ids, skip), f"{name} slot {k}"
+        deltas = [column[k] for column in out] + [s.finish(k)]
+        assert "".join(deltas) == c1_target(tok, None, ids, skip), f"{name} slot {k}"
+        assert deltas == run_stream(detok, None, padded[k], skip), f"{name} slot {k}"
 
 
 @pytest.mark.parametrize("skip", SKIPS)

@@ -56,6 +56,7 @@ def test_every_id_form_gives_the_same_deltas(tokstream: Any, tok: Tokenizer, det
         "int32 strided": lambda c: np.repeat(np.array(c, dtype=np.int32), 2)[::2],
         "bytes": lambda c: array.array("I", c).tobytes(),
         "memoryview": lambda c: memoryview(array.array("I", c)),
+        "misaligned": lambda c: memoryview(b"\0" + array.array("I", c).tobytes())[1:].cast("I"),
     }
     want = None
     for form, make in forms.items():
@@ -77,6 +78,7 @@ def test_counts_and_slots(tokstream: Any, tok: Tokenizer, detok: Any) -> None:
     assert got == [detok.stream().step(b), "", detok.stream().step(a)]
     dense = s.step([], counts=[0, 0, 0])
     assert dense == ["", "", ""]
+    assert s.step(array.array("I")) == s.step(np.zeros(0, np.uint32)) == s.step(b"") == []
     assert s.finish(0) + s.finish(2) == ""
     finish_exact(tok, s, [1], [TEXTS[2]])
 

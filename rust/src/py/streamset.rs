@@ -311,30 +311,34 @@ fn flat_u32(
         return Err((None, PyTypeError::new_err(msg)));
     }
     let Ok(buf) = PyUntypedBuffer::get(obj) else {
-        let items = obj.try_iter().map_err(|_| {
-            let msg = format!(
-                "{what} must be a sequence or buffer of ints, not {}",
-                type_name(obj)
-            );
-            (None, PyTypeError::new_err(msg))
-        })?;
-        for (k, item) in items.enumerate() {
-            let item = item.map_err(|e| (Some(k), e))?;
-            out.push(id_from(&item).map_err(|e| (Some(k), e))?);
-        }
-        return Ok(());
+        return iterate(obj, out, what);
     };
     let plain = |e: PyErr| (None, e);
+    if buf.item_count() == 0 {
+        // An empty buffer's pointer may be anything, aligned or not.
+        return Ok(());
+    }
+    if buf
+        .buf_ptr()
+        .cast::<u8>()
+        .align_offset(buf.item_size().max(1))
+        != 0
+    {
+        // Misaligned items (a slice of a byte buffer): read them one by one.
+        drop(buf);
+        return iterate(obj, out, what);
+    }
     if buf.dimensions() != 1 {
         let msg = format!("{what} must be one-dimensional, not {}-D", buf.dimensions());
         return Err((None, PyValueError::new_err(msg)));
     }
     match ElementType::from_format(buf.format()) {
         ElementType::UnsignedInteger { bytes: 4 } => {
-            out.resize(buf.item_count(), 0);
-            buf.as_typed::<u32>()
-                .and_then(|b| b.copy_to_slice(py, out))
-                .map_err(plain)?;
+            let typed = buf.as_typed::<u32>().map_err(plain)?;
+            match typed.as_slice(py) {
+                Some(cells) => out.extend(cells.iter().map(|c| c.get())),
+                None => *out = typed.to_vec(py).map_err(plain)?,
+            }
         }
         ElementType::UnsignedInteger { bytes: 1 } => {
             let raw = buf
@@ -389,6 +393,26 @@ fn flat_u32(
             );
             return Err((None, PyTypeError::new_err(msg)));
         }
+    }
+    Ok(())
+}
+
+/// The slow path of [`flat_u32`]: any iterable of ints, item by item.
+fn iterate(
+    obj: &Bound<'_, PyAny>,
+    out: &mut Vec<u32>,
+    what: &str,
+) -> Result<(), (Option<usize>, PyErr)> {
+    let items = obj.try_iter().map_err(|_| {
+        let msg = format!(
+            "{what} must be a sequence or buffer of ints, not {}",
+            type_name(obj)
+        );
+        (None, PyTypeError::new_err(msg))
+    })?;
+    for (k, item) in items.enumerate() {
+        let item = item.map_err(|e| (Some(k), e))?;
+        out.push(id_from(&item).map_err(|e| (Some(k), e))?);
     }
     Ok(())
 }
