@@ -403,6 +403,8 @@ fn flat_u32(
             return Err((None, PyTypeError::new_err(msg)));
         }
     }
+    // Released here, where the lock is known to be held (a plain drop would check for it).
+    buf.release(py);
     Ok(())
 }
 
