@@ -20,7 +20,8 @@
 //! byte per slot rather than each stream; `Stream::step_one`, the fast path ahead of the general
 //! loop; holding the interpreter lock below 256 entries (releasing and retaking it costs about
 //! 80 ns a call). What did not: noting each entry's output token during the step so the output
-//! pass need not visit the streams again (no change beyond noise).
+//! pass need not visit the streams again, and a first tight pass over the ids' table entries so
+//! their cache misses overlap (no change beyond noise, 64 streams a little slower).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
