@@ -109,5 +109,5 @@ def test_streamset(benchmark: Any, get_tok: Any, get_detok: Any, impl: str, n_st
         calls=STEPS * n_streams if impl == "tokstream step loop" else STEPS,
         baseline=impl == IMPLS[0],
     )
-    rounds = 100 if n_streams == 1_000 else 1_000
+    rounds = 300 if n_streams == 1_000 else 1_000
     benchmark.pedantic(run, setup=lambda: ((setup(),), {}), rounds=rounds, warmup_rounds=2)
