@@ -48,6 +48,7 @@ ORDER = (
     "bench_parsers",
     "bench_load",
     "bench_batch",
+    "bench_streamset",
     "bench_memory",
 )
 

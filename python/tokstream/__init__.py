@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ._core import Detokenizer as Detokenizer
 from ._core import DetokStream as DetokStream
+from ._core import StreamSet as StreamSet
 from ._core import __version__ as __version__
 from .derender import Derenderer as Derenderer
 from .errors import BadRequestError as BadRequestError
@@ -39,6 +40,7 @@ __all__ = [
     "NotFoundError",
     "ParserError",
     "StreamFinishedError",
+    "StreamSet",
     "TokenizerLoadError",
     "TokstreamError",
     "__version__",

@@ -4,6 +4,8 @@ from collections.abc import Iterable, Sequence
 from os import PathLike
 from typing import Any, final
 
+from typing_extensions import Buffer
+
 __all__ = [
     "CHAT_PATH",
     "COMPLETION_PATH",
@@ -18,6 +20,7 @@ __all__ = [
     "Derenderer",
     "DetokStream",
     "Detokenizer",
+    "StreamSet",
     "__version__",
     "error_body",
 ]
@@ -112,6 +115,48 @@ class DetokStream:
     @property
     def finished(self) -> bool:
         """Whether ``finish()`` was called."""
+
+_Flat = Buffer | Iterable[int]
+
+@final
+class StreamSet:
+    """Streams of one detokenizer addressed by slot, stepped together. One owner at a time."""
+
+    def __new__(cls, detokenizer: Detokenizer) -> StreamSet: ...
+    def add(
+        self,
+        prompt_ids: _Ids | None = None,
+        skip_special_tokens: bool = False,
+        *,
+        window: tuple[Sequence[str], int, int] | None = None,
+    ) -> int:
+        """Adds a stream seeded from ``prompt_ids`` or continuing ``window``; returns its slot."""
+    def reset(
+        self,
+        slot: int,
+        prompt_ids: _Ids | None = None,
+        skip_special_tokens: bool = False,
+        *,
+        window: tuple[Sequence[str], int, int] | None = None,
+    ) -> None:
+        """Replaces the stream in ``slot`` with a new one, as ``add`` makes it."""
+    def remove(self, slot: int) -> None:
+        """Removes the stream in ``slot``; a later ``add`` reuses the number."""
+    def step(
+        self, ids: _Flat, counts: _Flat | None = None, slots: _Flat | None = None
+    ) -> list[str]:
+        """Steps slots ``0..n`` (or ``slots``), one id each (or ``counts``); one delta each."""
+    def finish(self, slot: int) -> str:
+        """Flushes what ``slot`` holds back and ends its stream."""
+    def window(self, slot: int) -> tuple[list[str], int, int]:
+        """vLLM's ``(prev_tokens, prefix_offset, read_offset)`` of ``slot``, rebased."""
+    def finished(self, slot: int) -> bool:
+        """Whether ``slot``'s stream was finished."""
+    @property
+    def slots(self) -> list[int]:
+        """The slots that hold a stream, in order."""
+    def __len__(self) -> int: ...
+    def __contains__(self, key: object, /) -> bool: ...
 
 @final
 class Derenderer:

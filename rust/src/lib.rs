@@ -29,6 +29,7 @@ mod logprobs;
 mod parse;
 mod stop;
 mod stream;
+mod streamset;
 mod table;
 mod vocab;
 mod wire;
@@ -46,6 +47,7 @@ pub use parse::{
 };
 pub use stop::{StopStep, StopStrings};
 pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};
+pub use streamset::{Plan, SetError, StreamSet};
 pub use vocab::MAX_WINDOW;
 pub use wire::{
     CHAT_PATH, COMPLETION_PATH, Derenderer, LOGPROB_FLOOR, MAX_CHOICES, MAX_TOP_LOGPROBS,

@@ -269,6 +269,27 @@ impl Stream {
         Ok(self.output())
     }
 
+    /// [`Stream::step`] with one id, the text then in [`Stream::output`]: the same result, with
+    /// the fast path (a settled window and an id with standalone text) taken before the
+    /// general loop, for callers that step many streams by one id each.
+    #[inline]
+    pub fn step_one(&mut self, id: u32) -> Result<()> {
+        if !self.finished && self.settled && self.read == self.window.len() {
+            if let Some((entry, Some(_))) = self.det.lookup(id, self.skip_special) {
+                self.out.clear();
+                self.out_token = Some(entry);
+                self.window.clear();
+                self.window.push(entry);
+                self.read = 1;
+                self.prefix_valid = false;
+                self.start = Start::Exact;
+                self.at_prompt = false;
+                return Ok(());
+            }
+        }
+        self.step(std::slice::from_ref(&id)).map(drop)
+    }
+
     /// Copies a virtual one-token output into `out`, before more text is appended.
     #[inline]
     fn materialize(&mut self) {

@@ -8,6 +8,7 @@ mod errors;
 mod ids;
 mod parser;
 mod stream;
+mod streamset;
 
 use pyo3::prelude::*;
 
@@ -22,6 +23,8 @@ mod _core {
     use super::detokenizer::PyDetokenizer;
     #[pymodule_export]
     use super::stream::PyDetokStream;
+    #[pymodule_export]
+    use super::streamset::PyStreamSet;
 
     #[allow(non_upper_case_globals)]
     #[pymodule_export]

@@ -32,8 +32,8 @@ impl TextCache {
     }
 
     /// The text of `stream`'s last step, from the cache when it is one token's.
-    #[inline]
-    fn output<'py>(&self, py: Python<'py>, stream: &Stream) -> Bound<'py, PyString> {
+    #[inline(always)]
+    pub(super) fn output<'py>(&self, py: Python<'py>, stream: &Stream) -> Bound<'py, PyString> {
         let cached = stream.output_token().and_then(|id| {
             let slot = self.strings.get(id as usize)?;
             let s = slot.get_or_init(py, || {
