@@ -42,7 +42,8 @@ pub use error::{Error, Result};
 pub use logprobs::CONTEXT as LOGPROB_CONTEXT;
 pub use parse::{
     CallDelta, ChatParser, Context, Delta, ParseError, ParseState, Parsers, REASONING_PARSERS,
-    Reasoning, Session, TOOL_PARSERS, ToolRules,
+    Reasoning, Session, TEMPLATES, TOOL_PARSERS, Template, TemplateParser, TemplateState,
+    ToolRules, builtin_json,
 };
 pub use stop::{StopStep, StopStrings};
 pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};
