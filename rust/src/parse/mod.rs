@@ -28,7 +28,8 @@ mod think;
 pub use delta::{CallDelta, Delta, ToolRules};
 pub use markers::{Parsers, REASONING_PARSERS, Reasoning, TOOL_PARSERS};
 pub use template::{
-    TEMPLATES, Template, TemplateParser, TemplateState, builtin_json, select as select_parser,
+    AUTO, TEMPLATE_NAME, TEMPLATES, Template, TemplateParser, TemplateState, builtin_json,
+    select as select_parser,
 };
 pub use think::ParseState;
 

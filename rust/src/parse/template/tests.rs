@@ -1,6 +1,8 @@
 //! The executor on the built-in templates: whole output, and every way of cutting it in three
 //! with the state carried as JSON between the pieces, give the same message.
 
+use std::sync::Arc;
+
 use super::exec::Knobs;
 use super::*;
 use crate::parse::ToolRules;
@@ -161,4 +163,49 @@ fn bad_templates_say_why() {
         err("{\"start_anchor\": \"a\", \"fields\": {\"content\": {\"bogus\": 1}}}")
             .contains("bogus")
     );
+}
+
+#[test]
+fn names_and_templates_select_a_parser() {
+    let det = Arc::new(Detokenizer::from_json(&crate::doc_tokenizer_json()).unwrap());
+    let pick = |r: Option<&str>, t: Option<&str>, json: Option<&str>| select(&det, r, t, json);
+    let p = pick(Some("llama3_json"), Some("llama3_json"), None)
+        .unwrap()
+        .unwrap();
+    // Llama's template has no reasoning field: only its tool part is on.
+    assert_eq!(
+        (p.reasoning_name(), p.tool_name()),
+        (None, Some("llama3_json"))
+    );
+    let p = pick(Some("qwen3"), Some("qwen3_coder"), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (p.reasoning_name(), p.tool_name()),
+        (Some("qwen3_coder"), Some("qwen3_coder"))
+    );
+    let p = pick(Some("qwen3"), Some("hermes"), None).unwrap().unwrap();
+    assert_eq!(
+        (p.reasoning_name(), p.tool_name()),
+        (Some("qwen3"), Some("hermes"))
+    );
+    let json = super::builtin::json("qwen3_template");
+    let p = pick(None, None, json).unwrap().unwrap();
+    assert_eq!(p.reasoning_name(), Some(TEMPLATE_NAME));
+    assert!(
+        pick(Some(AUTO), None, None)
+            .unwrap_err()
+            .contains("there is none")
+    );
+    assert!(
+        pick(Some("hermes"), None, json)
+            .unwrap_err()
+            .contains("\"hermes\"")
+    );
+    assert!(
+        pick(Some("glm45"), Some("kimi_k2"), None)
+            .unwrap_err()
+            .contains("two different")
+    );
+    assert!(pick(None, None, None).unwrap().is_none());
 }
