@@ -97,8 +97,8 @@ def passes(length: int) -> dict[str, tuple[bp.Run, Any]]:
 @functools.cache
 def transformers_replay() -> Any:
     """One chunk as a stateless server on transformers' ``ResponseParser`` answers it."""
-    from transformers.utils.chat_parsing import ResponseParser
     from tokstream import _core
+    from transformers.utils.chat_parsing import ResponseParser
 
     template = json.loads(_core.builtin_template(TEMPLATE))
     tok = load_tokenizer(bp.NAME)

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from conftest import load_detokenizer
-
 from helpers.parsers_oracle import SERVED, chat_request
 from helpers.parsers_util import Result, derenderer_class, expected_finish, stream, whole
 from helpers.templates_util import FAMILIES, MESSAGES, Case, case, oracle, template_json
@@ -91,8 +90,9 @@ def test_replay_equals_resumable(family: str) -> None:
     c: Case | None = case(family, message)
     assert c is not None
     expected = whole(derenderer(family), c.prompt, c.gen, REQUEST, "stop")
-    got = stream(derenderer(family, "replay"), c.prompt, chunks(c.gen, "3"), REQUEST, "stop",
-                 mode="replay")
+    got = stream(
+        derenderer(family, "replay"), c.prompt, chunks(c.gen, "3"), REQUEST, "stop", mode="replay"
+    )
     assert got.result() == expected
 
 
@@ -134,7 +134,7 @@ def test_text_after_the_calls_follows_the_content() -> None:
     got = whole(derenderer("qwen3_template"), c.prompt, gen, REQUEST, "stop")
     text = tok.decode(c.prompt + gen, skip_special_tokens=False)
     text = text[len(tok.decode(c.prompt, skip_special_tokens=False)) :]
-    content, reasoning, calls = oracle(template_json("qwen3_template"), text, c.prompt_text)
+    content, _, calls = oracle(template_json("qwen3_template"), text, c.prompt_text)
     assert content == "Done 👍" and parsed(got)[2] == calls
     assert got.message.content == "Let me check.Done 👍"
     streamed = stream(derenderer("qwen3_template"), c.prompt, chunks(gen, "1"), REQUEST, "stop")
@@ -161,3 +161,28 @@ def test_only_the_named_part_is_parsed() -> None:
     assert got.message.reasoning == "" and got.message.content.startswith("<think>")
     assert [n for n, _ in got.message.calls] == ["get_weather"]
     assert (r.reasoning_parser, r.tool_parser) == (None, "qwen3_template")
+
+
+def test_a_hostile_carried_state_is_refused_or_started_over() -> None:
+    from helpers.derender_util import assert_error, post
+
+    c = case("qwen3_template", "content_call")
+    assert c is not None
+    r = derenderer("qwen3_template")
+    first = stream(r, c.prompt, [c.gen[:3]], REQUEST, "length").states[-1]
+    assert "x" in first["parser"]
+
+    def body(state: dict[str, Any]) -> dict[str, Any]:
+        choice = {"index": 0, "token_ids": c.gen[3:5], "finish_reason": None}
+        chunk = {"request_id": "gen-1", "choices": [choice]}
+        return {"stream": True, "generate_chunk": chunk, "stream_state": state,
+                "chat_request": REQUEST}  # fmt: skip
+
+    held = json.loads(json.dumps(first))
+    held["parser"]["x"]["h"] = "<" * 5000
+    assert "held text" in assert_error(*post(r, "/v1/chat/completions/derender", body(held)), 400)
+    # A field index the template does not have starts over in the implicit field.
+    other = json.loads(json.dumps(first))
+    other["parser"]["x"]["c"] = 200
+    status, _ = post(r, "/v1/chat/completions/derender", body(other))
+    assert status == 200

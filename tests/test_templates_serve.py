@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 from conftest import import_tokstream
-from fixtures import model_dir
-
 from helpers.parsers_oracle import SERVED, chat_request
 from helpers.parsers_util import derenderer_class, whole
 from helpers.server_util import CHAT, Server
 from helpers.templates_util import case, template_json
+
+from fixtures import model_dir
 
 REQUEST = chat_request()
 
@@ -99,7 +99,7 @@ def test_library_template_and_auto(tmp_path: Path) -> None:
         assert got.message.reasoning == "Need the tool." and got.finish_reason == "tool_calls"
     with pytest.raises(ValueError, match="no response_template"):
         derenderer_class()(plain, served_model_name=SERVED, reasoning_parser="auto")
-    with pytest.raises(ValueError, match="not \"hermes\""):
+    with pytest.raises(ValueError, match='not "hermes"'):
         derenderer_class()(plain, response_template=template, tool_parser="hermes")
     with pytest.raises(ValueError, match="close_pattern"):
         bad = {"start_anchor": "a", "fields": {"content": {"close_pattern": "("}}}

@@ -7,6 +7,9 @@ else as hand-built text in the family's format. The text is then tokenized with 
 tokenizer, so markers split across tokens wherever the vocabulary splits them.
 """
 
+# DeepSeek's markers are spelled with full-width bars.
+# ruff: noqa: RUF001
+
 from __future__ import annotations
 
 import functools
@@ -17,9 +20,9 @@ from typing import Any
 
 from conftest import import_tokstream
 from jinja2 import TemplateError
-from fixtures import model_dir
 from tokenizers import Tokenizer
 
+from fixtures import model_dir
 from helpers.real_tokenizers import load_tokenizer
 
 USER = [{"role": "user", "content": "Weather in Paris and 東京? 🌦️"}]
@@ -175,8 +178,10 @@ FAMILIES: dict[str, Family] = {
         _hand(
             DS_PROMPT,
             THINK,
-            lambda c: "<｜tool▁call▁begin｜>function<｜tool▁sep｜>"
-            f"{c['function']['name']}\n```json\n{_args(c)}\n```<｜tool▁call▁end｜>",
+            lambda c: (
+                "<｜tool▁call▁begin｜>function<｜tool▁sep｜>"
+                f"{c['function']['name']}\n```json\n{_args(c)}\n```<｜tool▁call▁end｜>"
+            ),
             before="<｜tool▁calls▁begin｜>",
             between="\n",
             after="<｜tool▁calls▁end｜>",
@@ -188,8 +193,10 @@ FAMILIES: dict[str, Family] = {
         _hand(
             DS_PROMPT,
             ("<think>", "</think>"),
-            lambda c: f"<｜tool▁call▁begin｜>{c['function']['name']}<｜tool▁sep｜>{_args(c)}"
-            "<｜tool▁call▁end｜>",
+            lambda c: (
+                f"<｜tool▁call▁begin｜>{c['function']['name']}<｜tool▁sep｜>{_args(c)}"
+                "<｜tool▁call▁end｜>"
+            ),
             before="<｜tool▁calls▁begin｜>",
             after="<｜tool▁calls▁end｜>",
         ),
@@ -218,17 +225,17 @@ FAMILIES: dict[str, Family] = {
             lambda c: f"[TOOL_CALLS]{c['function']['name']}[ARGS]{_args(c)}",
         ),
     ),
-    "glm45": Family(
-        "glm45", "qwen3", _hand("<|user|>\nWeather?<|assistant|>", THINK, _glm)
-    ),
+    "glm45": Family("glm45", "qwen3", _hand("<|user|>\nWeather?<|assistant|>", THINK, _glm)),
     "kimi_k2": Family(
         "kimi_k2",
         "qwen3",
         _hand(
             "<|im_user|>user<|im_middle|>Weather?<|im_end|><|im_assistant|>assistant<|im_middle|>",
             ("<think>", "</think>"),
-            lambda c: f"<|tool_call_begin|>functions.{c['function']['name']}:0"
-            f"<|tool_call_argument_begin|>{_args(c)}<|tool_call_end|>",
+            lambda c: (
+                f"<|tool_call_begin|>functions.{c['function']['name']}:0"
+                f"<|tool_call_argument_begin|>{_args(c)}<|tool_call_end|>"
+            ),
             before="<|tool_calls_section_begin|>",
             after="<|tool_calls_section_end|>",
         ),
@@ -239,8 +246,10 @@ FAMILIES: dict[str, Family] = {
         _hand(
             "<|start|>user<|message|>Weather?<|end|><|start|>assistant",
             ("<|channel|>analysis<|message|>", "<|end|><|start|>assistant"),
-            lambda c: f"<|start|>assistant to=functions.{c['function']['name']}"
-            f"<|channel|>commentary json<|message|>{_args(c)}<|call|>",
+            lambda c: (
+                f"<|start|>assistant to=functions.{c['function']['name']}"
+                f"<|channel|>commentary json<|message|>{_args(c)}<|call|>"
+            ),
         ),
     ),
 }
