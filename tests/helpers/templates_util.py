@@ -306,5 +306,6 @@ def oracle(template: str, text: str, prefix: str) -> tuple[str, str, list[tuple[
         (c["function"]["name"], c["function"].get("arguments", {}))
         for c in parsed.get("tool_calls", [])
     ]
-    reasoning = parsed.get("reasoning_content", parsed.get("thinking", ""))
+    names = ("reasoning_content", "reasoning", "thinking")
+    reasoning = next((parsed[n] for n in names if n in parsed), "")
     return parsed.get("content", "") or "", reasoning or "", calls

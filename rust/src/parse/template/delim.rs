@@ -211,6 +211,11 @@ impl Delim {
         })
     }
 
+    /// Whether a match depends on the text before it (`^`, `\b`, ...).
+    pub(crate) fn looks_behind(&self) -> bool {
+        self.dfa.universal_start_state(Anchored::Yes).is_none()
+    }
+
     /// The named groups of the match at `start` (as found by [`Delim::find`]).
     pub(crate) fn captures(&self, hay: &str, start: usize) -> Vec<(String, String)> {
         let Some(caps) = self.re.captures_at(hay, start) else {

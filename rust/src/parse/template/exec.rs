@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::delim::{Delim, Found};
 use super::json::{Scan, Sink};
 use super::spec::{Calls, Role, Template, Values};
+use std::borrow::Cow;
+
 use crate::holdback::joined;
 use crate::parse::delta::{Delta, ToolRules};
 
@@ -66,6 +68,9 @@ pub struct TemplateState {
     /// The open tag-form call's text.
     #[serde(rename = "b", default, skip_serializing_if = "String::is_empty")]
     body: String,
+    /// The char before the held text, for templates that look behind.
+    #[serde(rename = "z", default, skip_serializing_if = "Option::is_none")]
+    last: Option<char>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -136,9 +141,20 @@ impl TemplateState {
     /// Feeds text; at the end of the output (`eos`) every match is final and the open region
     /// closes.
     pub(crate) fn feed(&mut self, t: &Template, k: Knobs, text: &str, eos: bool, out: &mut Delta) {
-        let buf = joined(std::mem::take(&mut self.held), text);
+        // A template that looks behind (`^`, `\b`) sees the char before the held text too.
+        let (buf, base) = match self.last.filter(|_| t.looks_behind) {
+            Some(c) => {
+                let mut b = String::with_capacity(4 + self.held.len() + text.len());
+                b.push(c);
+                b.push_str(&self.held);
+                b.push_str(text);
+                self.held.clear();
+                (Cow::Owned(b), c.len_utf8())
+            }
+            None => (joined(std::mem::take(&mut self.held), text), 0),
+        };
         let buf: &str = &buf;
-        let mut pos = 0;
+        let mut pos = base;
         let mut empty_commits = 0u32;
         loop {
             let (best, hold) = self.watch(t, k, buf, pos, eos, empty_commits > 2);
@@ -167,11 +183,16 @@ impl TemplateState {
                 self.close(t, k, out);
                 break;
             }
-            let hold = hold.max(floor_boundary(buf, buf.len().saturating_sub(MAX_HELD)));
+            let hold = hold
+                .max(floor_boundary(buf, buf.len().saturating_sub(MAX_HELD)))
+                .max(pos);
             if hold > pos {
                 self.accumulate(t, k, buf.get(pos..hold).unwrap_or_default(), out);
             }
-            self.held = buf.get(hold.max(pos)..).unwrap_or_default().to_owned();
+            if t.looks_behind && hold > base {
+                self.last = buf.get(..hold).and_then(|b| b.chars().next_back());
+            }
+            self.held = buf.get(hold..).unwrap_or_default().to_owned();
             break;
         }
     }

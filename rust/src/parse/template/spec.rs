@@ -66,6 +66,8 @@ pub struct Template {
     /// The field without an open delimiter, where text outside every region goes.
     pub(crate) implicit: Option<usize>,
     pub(crate) anchor: Delim,
+    /// Some delimiter looks behind its start, so the state keeps the char before its held text.
+    pub(crate) looks_behind: bool,
 }
 
 #[derive(Deserialize)]
@@ -333,10 +335,16 @@ impl Template {
                     .to_owned(),
             );
         }
+        let looks_behind = fields
+            .iter()
+            .flat_map(|f| [f.open.as_ref(), f.close.as_ref()])
+            .flatten()
+            .any(Delim::looks_behind);
         Ok(Template {
             fields,
             implicit: implicit.first().copied(),
             anchor,
+            looks_behind,
         })
     }
 
