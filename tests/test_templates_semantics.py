@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from conftest import load_detokenizer
-
 from helpers.parsers_oracle import SERVED, chat_request
 from helpers.parsers_util import derenderer_class, stream, whole
 from helpers.real_tokenizers import load_tokenizer
