@@ -202,19 +202,10 @@ FAMILIES: dict[str, Family] = {
         ),
     ),
     "mistral": Family(
-        "mistral",
-        "mistral-7b-instruct-v0.3",
-        _hand(
-            "[INST] Weather?[/INST]",
-            None,
-            lambda c: json.dumps(
-                {"name": c["function"]["name"], "arguments": c["function"]["arguments"]},
-                ensure_ascii=False,
-            ),
-            before="[TOOL_CALLS] [",
-            between=", ",
-            after="]",
-        ),
+        "mistral", "mistral-7b-instruct-v0.3", _chat("mistral-7b-instruct-v0.3", ["</s>"])
+    ),
+    "mistral (nemo)": Family(
+        "mistral", "mistral-nemo-tekken", _chat("mistral-nemo-tekken", ["</s>"])
     ),
     "mistral_v11": Family(
         "mistral_v11",
