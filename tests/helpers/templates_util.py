@@ -86,7 +86,7 @@ def _args(call: dict[str, Any]) -> str:
 def _hf_tokenizer(fixture: str) -> Any:
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(model_dir(fixture)))
+    return AutoTokenizer.from_pretrained(str(model_dir(fixture)), local_files_only=True)
 
 
 def _chat(fixture: str, ends: Sequence[str]) -> Callable[[dict[str, Any]], tuple[str, str] | None]:
