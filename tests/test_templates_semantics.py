@@ -106,6 +106,21 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
         },
         'go @f{"a": "(x)"}@g{}',
     ),
+    "a JSON dialect converted when the call closes": (
+        {
+            "tool_calls": {
+                "open_pattern": r"<\|tool_call>call:(?P<name>\w+)",
+                "close_pattern": r"<tool_call\|>\s*",
+                "repeats": True,
+                "content": "json",
+                "content_args": {"string_delims": [["<|q|>", "<|q|>"]], "unquoted_keys": True},
+                "transform": CALL,
+            },
+            "content": {},
+        },
+        'On it.<|tool_call>call:get{city:<|q|>東京, "JP"<|q|>,days:3,opts:{a:[true]}}'
+        "<tool_call|><|tool_call>call:ping{}<tool_call|>",
+    ),
     "empty matches end": (
         {"reasoning": {"open_pattern": "(?=x)", "close_pattern": "(?=y)"}, "content": {}},
         "xbyc",

@@ -288,7 +288,7 @@ impl TemplateState {
         };
         match calls {
             Calls::Object { .. } => self.scan = Some(Scan::default()),
-            Calls::Raw { name } | Calls::Tags { name, .. } => {
+            Calls::Raw { name } | Calls::Lax { name, .. } | Calls::Tags { name, .. } => {
                 self.calls = self.calls.saturating_add(1);
                 let name = caps
                     .iter()
@@ -329,6 +329,12 @@ impl TemplateState {
                             out.push_arguments(self.calls.saturating_sub(1), &arguments);
                         }
                     }
+                    Calls::Lax { dialect, .. } => {
+                        let arguments = dialect.to_json(py_strip(&self.body));
+                        if k.rules.parallel || self.calls == 1 {
+                            out.push_arguments(self.calls.saturating_sub(1), &arguments);
+                        }
+                    }
                     Calls::Raw { .. } => {}
                 }
             }
@@ -361,7 +367,7 @@ impl TemplateState {
                 };
                 scan.feed(text, &mut sink);
             }
-            Role::Tools(Calls::Tags { .. }) => {
+            Role::Tools(Calls::Tags { .. } | Calls::Lax { .. }) => {
                 let room = MAX_BODY.saturating_sub(self.body.len());
                 let take = floor_boundary(text, room.min(text.len()));
                 self.body.push_str(text.get(..take).unwrap_or_default());

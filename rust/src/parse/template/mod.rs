@@ -28,7 +28,8 @@
 //!   from the placeholders): the name is sent when read and the arguments' raw JSON as it
 //!   arrives. With `{"function": {"name": "{G}", "arguments": "{content}"}}`, G a named group
 //!   of the open pattern, the name is sent when the call opens and the region's text is the
-//!   arguments. `xml-inline` content (`tag_pattern` with groups `key` and `value`) gives
+//!   arguments (in a dialect with `string_delims` or `unquoted_keys`, converted to JSON when the
+//!   call closes). `xml-inline` content (`tag_pattern` with groups `key` and `value`) gives
 //!   arguments as a JSON object when the call closes.
 //! - A call cut by the end of the output is sent as far as it came (`parse_response` raises).
 //!
@@ -40,6 +41,7 @@ mod builtin;
 mod delim;
 mod exec;
 mod json;
+mod lax;
 mod spec;
 
 use std::sync::Arc;

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::delim::Delim;
+use super::lax::Dialect;
 
 /// Most fields a template may have (a field's index travels in the state as a byte).
 const MAX_FIELDS: usize = 32;
@@ -26,6 +27,8 @@ pub(crate) enum Calls {
     Object { name: String, arguments: String },
     /// The name is captured by the open delimiter; the text is the arguments' JSON.
     Raw { name: String },
+    /// As `Raw`, in a JSON dialect: converted to JSON when the call closes.
+    Lax { name: String, dialect: Dialect },
     /// The name is captured by the open delimiter; the text is `key`/`value` tags, made into a
     /// JSON object of strings (or of JSON values, read leniently) when the call closes.
     Tags {
@@ -208,9 +211,17 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
     };
     let is_content = args_from.as_deref() == Some(&["content"][..]);
     match raw.content.as_str() {
-        "json" if is_content => Ok(Calls::Raw {
-            name: captured(&name_from).ok_or_else(unsupported)?,
-        }),
+        "json" if is_content => {
+            let name = captured(&name_from).ok_or_else(unsupported)?;
+            match Dialect::of(&raw.content_args).map_err(|e| format!("{scope}: {e}"))? {
+                Some(dialect) => Ok(Calls::Lax { name, dialect }),
+                None => Ok(Calls::Raw { name }),
+            }
+        }
+        "json" if Dialect::of(&raw.content_args)?.is_some() => Err(format!(
+            "{scope}: string_delims and unquoted_keys are supported where the open pattern \
+             captures the name"
+        )),
         "json" => Ok(Calls::Object {
             name: key(&name_from, "name")?,
             arguments: key(&args_from, "arguments")?,
