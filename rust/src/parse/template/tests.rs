@@ -209,3 +209,91 @@ fn names_and_templates_select_a_parser() {
     );
     assert!(pick(None, None, None).unwrap().is_none());
 }
+
+mod split_invariance {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Pieces of every built-in template's markup, and text around them.
+    const PARTS: &[&str] = &[
+        "<think>",
+        "</think>",
+        "\n",
+        " ",
+        "a",
+        "東",
+        "👋",
+        "{",
+        "}",
+        "[",
+        "]",
+        "\"",
+        "\\",
+        ":",
+        ",",
+        "\"name\": \"f\"",
+        "\"arguments\": ",
+        "<tool_call>",
+        "</tool_call>",
+        "<function=g>",
+        "<parameter=k>",
+        "</parameter>",
+        "</function>",
+        "[TOOL_CALLS]",
+        "[ARGS]",
+        "[THINK]",
+        "[/THINK]",
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁sep｜>",
+        "<｜tool▁call▁end｜>",
+        "```json\n",
+        "\n```",
+        "<|tool_call_begin|>",
+        "functions.h:0",
+        "<|tool_call_argument_begin|>",
+        "<|tool_call_end|>",
+        "<arg_key>",
+        "</arg_key>",
+        "<arg_value>",
+        "</arg_value>",
+        "<|channel|>analysis<|message|>",
+        "<|end|>",
+        "<|channel|>final<|message|>",
+        " to=functions.f<|channel|>commentary json<|message|>",
+        "<|call|>",
+        "<|python_tag|>",
+        "{\"name\": \"f\", \"parameters\": ",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_split_gives_the_whole_answer(
+            picks in proptest::collection::vec(0..PARTS.len(), 0..40),
+            cuts in proptest::collection::vec(0usize..400, 0..6),
+        ) {
+            let text: String = picks.iter().map(|&i| PARTS[i]).collect();
+            let mut at: Vec<usize> = cuts
+                .iter()
+                .map(|&c| c.min(text.len()))
+                .filter(|&c| text.is_char_boundary(c))
+                .collect();
+            at.sort_unstable();
+            at.dedup();
+            let mut pieces = Vec::new();
+            let mut from = 0;
+            for &c in &at {
+                pieces.push(&text[from..c]);
+                from = c;
+            }
+            pieces.push(&text[from..]);
+            for name in TEMPLATES {
+                let (_, t) = TemplateParser::builtin(name).unwrap();
+                let whole = run(&t, knobs(), "", &[text.as_str()]);
+                prop_assert_eq!(run(&t, knobs(), "", &pieces), whole, "{}", name);
+            }
+        }
+    }
+}
