@@ -1,6 +1,15 @@
 //! The executor: one choice's position in a template (which region is open, what is held back,
 //! the open call) and how text moves it on. The whole state is [`TemplateState`], carried in
 //! `stream_state["parser"]["x"]`.
+//!
+//! Performance notes (qwen3, one id a chunk in a call's arguments, whole `handle_json` call):
+//! 4.8 µs a chunk at 64 and at 4,096 output ids, against 4.3 µs for the hand-written
+//! `qwen3` + `hermes` parsers. A token's text is joined to the held text (no copy when nothing
+//! is held) and each watched delimiter runs its DFA only from bytes its first-byte table
+//! allows, so plain text costs a table look-up a byte per delimiter. Re-running the DFA from
+//! the held text's start each token was kept over carrying DFA states: held text is a partial
+//! delimiter (a few bytes), and the state stays plain JSON. Tag-form calls append their text
+//! and read it once, at the close, rather than re-matching the tag pattern every token.
 
 use serde::{Deserialize, Serialize};
 
