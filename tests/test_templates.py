@@ -187,3 +187,17 @@ def test_a_hostile_carried_state_is_refused_or_started_over() -> None:
     other["parser"]["x"]["c"] = 200
     status, _ = post(r, "/v1/chat/completions/derender", body(other))
     assert status == 200
+
+
+def test_a_close_inside_a_json_string_is_text_of_the_call() -> None:
+    from helpers.real_tokenizers import load_tokenizer
+
+    tok = load_tokenizer("qwen3")
+    args = {"content": "<tool_call>x</tool_call> } ]"}
+    text = f'<tool_call>\n{{"name": "write_file", "arguments": {json.dumps(args)}}}\n</tool_call>'
+    prompt = tok.encode("<|im_start|>assistant\n", add_special_tokens=False).ids
+    gen = tok.encode(text, add_special_tokens=False).ids
+    r = derenderer("qwen3_template")
+    got = whole(r, prompt, gen, REQUEST, "stop")
+    assert parsed(got) == ("", "", [("write_file", args)])
+    assert stream(r, prompt, chunks(gen, "1"), REQUEST, "stop").result() == got

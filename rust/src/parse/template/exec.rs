@@ -171,6 +171,19 @@ impl TemplateState {
                 if s > pos {
                     self.accumulate(t, k, buf.get(pos..s).unwrap_or_default(), out);
                 }
+                // A close inside a JSON string of the call is text of the call (where
+                // `parse_response` would cut the JSON there and fail).
+                if !open && self.scan.as_ref().is_some_and(Scan::in_string) {
+                    let step = buf
+                        .get(s..)
+                        .and_then(|r| r.chars().next())
+                        .map(char::len_utf8);
+                    if let Some(end) = step.map(|n| e.max(s + n)) {
+                        self.accumulate(t, k, buf.get(s..end).unwrap_or_default(), out);
+                        pos = end;
+                        continue;
+                    }
+                }
                 if s == e {
                     empty_commits += 1;
                 }

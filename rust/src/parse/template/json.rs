@@ -122,7 +122,6 @@ impl Scan {
     }
 
     /// Whether the scanner is inside a JSON string.
-    #[allow(dead_code)]
     pub(crate) fn in_string(&self) -> bool {
         match self.at {
             At::InKey | At::InString => true,

@@ -26,9 +26,10 @@
 //! - Tool calls: the `json` content parser with `transform` `{"function": "{content}"}` (or
 //!   none) reads `{"name", "arguments"}` objects, or a list of them (`transform_each`, keys
 //!   from the placeholders): the name is sent when read and the arguments' raw JSON as it
-//!   arrives. With `{"function": {"name": "{G}", "arguments": "{content}"}}`, G a named group
-//!   of the open pattern, the name is sent when the call opens and the region's text is the
-//!   arguments (in a dialect with `string_delims` or `unquoted_keys`, converted to JSON when the
+//!   arrives; a close delimiter inside one of its JSON strings is text of the call (where
+//!   `parse_response` cuts the JSON and fails). With
+//!   `{"function": {"name": "{G}", "arguments": "{content}"}}`, G a named group of the open
+//!   pattern, the name is sent when the call opens and the region's text is the arguments (in a dialect with `string_delims` or `unquoted_keys`, converted to JSON when the
 //!   call closes). `xml-inline` content (`tag_pattern` with groups `key` and `value`) gives
 //!   arguments as a JSON object when the call closes.
 //! - A call cut by the end of the output is sent as far as it came (`parse_response` raises).

@@ -71,14 +71,17 @@ fn call(name: &str, args: &str) -> (String, String) {
 #[test]
 fn qwen3_reasoning_content_and_calls() {
     let out = "<think>\nplan 中\n</think>\n\nHi 👋\n<tool_call>\n{\"name\": \"f\", \"arguments\": \
-               {\"q\": \"a}\\\"\", \"n\": [1]}}\n</tool_call>\n<tool_call>\n{\"name\": \
+               {\"q\": \"a}</tool_call>\\\"\", \"n\": [1]}}\n</tool_call>\n<tool_call>\n{\"name\": \
                \"g\", \"arguments\": {}}\n</tool_call>";
     let (content, reasoning, calls) = every_split("qwen3_template", "<|im_start|>assistant\n", out);
     assert_eq!(reasoning, "plan 中");
     assert_eq!(content, "Hi 👋");
     assert_eq!(
         calls,
-        [call("f", r#"{"q": "a}\"", "n": [1]}"#), call("g", "{}")]
+        [
+            call("f", r#"{"q": "a}</tool_call>\"", "n": [1]}"#),
+            call("g", "{}")
+        ]
     );
 }
 
