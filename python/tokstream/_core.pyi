@@ -16,12 +16,14 @@ __all__ = [
     "MAX_WINDOW",
     "PARSER_STATES",
     "REASONING_PARSERS",
+    "TEMPLATES",
     "TOOL_PARSERS",
     "Derenderer",
     "DetokStream",
     "Detokenizer",
     "StreamSet",
     "__version__",
+    "builtin_template",
     "error_body",
 ]
 
@@ -35,7 +37,11 @@ MAX_CHOICES: int
 MAX_TOP_LOGPROBS: int
 REASONING_PARSERS: tuple[str, ...]
 TOOL_PARSERS: tuple[str, ...]
+TEMPLATES: tuple[str, ...]
 PARSER_STATES: tuple[str, ...]
+
+def builtin_template(name: str) -> str | None:
+    """A built-in response template's JSON text, or ``None`` for a name that is not one."""
 
 def error_body(status: int, message: str, param: str | None = None) -> bytes:
     """The OpenAI error object of a status, as the derender endpoints answer it."""
@@ -172,6 +178,7 @@ class Derenderer:
         tool_parser: str | None = None,
         parser_state: str = "resumable",
         user_parser: Any | None = None,
+        response_template: str | None = None,
     ) -> Derenderer: ...
     @property
     def reasoning_parser(self) -> str | None:

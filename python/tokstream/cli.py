@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import Detokenizer, __version__
+from . import Detokenizer, __version__, _core
 from .config import ModelConfig, resolve
 from .errors import TokstreamError
 
@@ -65,6 +65,13 @@ def _serve(args: argparse.Namespace) -> int:
         name = found.model_id
     else:
         name = Path(args.tokenizer).resolve().name.removesuffix(".json")
+    template = None
+    if args.response_template:
+        try:
+            template = Path(args.response_template).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"tokstream serve: cannot read {args.response_template}: {e}", file=sys.stderr)
+            return 1
     max_len = args.max_model_len
     if max_len is None:
         max_len = ModelConfig.beside(tokenizer).model_max_length
@@ -80,6 +87,7 @@ def _serve(args: argparse.Namespace) -> int:
         reasoning_parser=args.reasoning_parser,
         tool_parser=args.tool_call_parser,
         parser_state=args.parser_state,
+        response_template=template,
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
         max_header_bytes=args.max_header_bytes,
@@ -266,10 +274,23 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds requests in flight at SIGTERM have to finish, then they get 503 and the "
         "process exits (default: %(default)s)",
     )
+    templates = [*_core.TEMPLATES, "auto"]
     serve.add_argument(
-        "--reasoning-parser", choices=["deepseek_r1", "qwen3"], help="parse reasoning in chat"
+        "--reasoning-parser",
+        choices=[*_core.REASONING_PARSERS, *templates],
+        help="parse reasoning in chat: a built-in parser, a built-in response template, or "
+        "auto (the --response-template, else the checkpoint's)",
     )
-    serve.add_argument("--tool-call-parser", choices=["hermes"], help="parse tool calls in chat")
+    serve.add_argument(
+        "--tool-call-parser",
+        choices=[*_core.TOOL_PARSERS, *templates],
+        help="parse tool calls in chat (names as for --reasoning-parser)",
+    )
+    serve.add_argument(
+        "--response-template",
+        metavar="PATH",
+        help="a Hugging Face response template (JSON file) parsing reasoning and tool calls",
+    )
     serve.add_argument(
         "--parser-state",
         choices=["resumable", "replay"],

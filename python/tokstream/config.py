@@ -227,6 +227,18 @@ class ModelConfig:
         return ()
 
     @property
+    def response_template(self) -> str | None:
+        """``tokenizer_config.json``'s ``response_template`` (as JSON text), when it has one.
+
+        It describes how the model's output maps to a chat message (transformers' "Response
+        Parsing"); ``--reasoning-parser auto`` and ``--tool-call-parser auto`` parse with it.
+        """
+        if self.tokenizer_config is None:
+            return None
+        value = self.tokenizer_config.get("response_template")
+        return json.dumps(value) if isinstance(value, dict) else None
+
+    @property
     def model_max_length(self) -> int | None:
         """``tokenizer_config.json``'s ``model_max_length``, when it is a sensible bound."""
         if self.tokenizer_config is None:

@@ -15,8 +15,8 @@ raised as :class:`~tokstream.errors.DerenderError`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import TypeVar
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -43,6 +43,9 @@ CHAT_PATH: str = _core.CHAT_PATH
 COMPLETION_PATH: str = _core.COMPLETION_PATH
 """The completions derender endpoint."""
 
+AUTO = "auto"
+"""The parser name that parses with a response template (the one given, or the checkpoint's)."""
+
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -57,6 +60,26 @@ def default_eos_token_ids(detokenizer: _core.Detokenizer) -> tuple[int, ...]:
     return configs.eos_token_ids(detokenizer.token_to_id)
 
 
+def _template(
+    detokenizer: _core.Detokenizer,
+    given: str | Mapping[str, Any] | None,
+    reasoning_parser: str | None,
+    tool_parser: str | None,
+) -> str | None:
+    """The response template's JSON text: the one given, else the checkpoint's for ``auto``."""
+    if isinstance(given, Mapping):
+        return json.dumps(dict(given))
+    if given is not None or AUTO not in (reasoning_parser, tool_parser):
+        return given
+    found = ModelConfig.from_texts(detokenizer.tokenizer_config, None).response_template
+    if found is None:
+        raise ValueError(
+            f"parser {AUTO!r}: the tokenizer_config.json beside the tokenizer has no "
+            "response_template; name a parser or give a response template"
+        )
+    return found
+
+
 class Derenderer:
     """Derenders generate output into OpenAI responses for one served model.
 
@@ -69,13 +92,19 @@ class Derenderer:
             (:func:`default_eos_token_ids`).
         max_model_len: The most token ids (and logprob positions) a choice may carry; ``None``
             sets no bound beyond the body size a server accepts.
-        reasoning_parser: A built-in reasoning parser for chat, ``"deepseek_r1"`` or ``"qwen3"``.
-        tool_parser: A built-in tool-call parser for chat, ``"hermes"``.
+        reasoning_parser: A built-in reasoning parser for chat: ``"deepseek_r1"`` or ``"qwen3"``,
+            a built-in response template (``TEMPLATES``), or ``"auto"`` for the response
+            template given or, without one, the checkpoint's (``tokenizer_config.json``).
+        tool_parser: A built-in tool-call parser for chat: ``"hermes"``, a built-in response
+            template, or ``"auto"`` as for ``reasoning_parser``.
         parser: A user parser factory (see :mod:`tokstream.parsers`), instead of built-in ones;
             the core runs it where it runs the built-in ones, and its streams replay.
         parser_state: How streams carry the built-in parsers' state: ``"resumable"`` (their
             small state, in ``stream_state["parser"]``) or ``"replay"`` (vLLM's replay buffer
             of every output id, replayed on each chunk).
+        response_template: A Hugging Face response template (a dict or its JSON text) that
+            parses both reasoning and tool calls; the parser names are then ``"auto"`` or
+            absent (a named part is on; both when neither is named).
 
     Shared by threads: it holds no per-request state (streams carry theirs in
     ``stream_state``).
@@ -94,12 +123,14 @@ class Derenderer:
         tool_parser: str | None = None,
         parser: ParserFactory | None = None,
         parser_state: str = "resumable",
+        response_template: str | Mapping[str, Any] | None = None,
     ) -> None:
         eos = default_eos_token_ids(detokenizer) if eos_token_ids is None else eos_token_ids
         if max_model_len is not None and max_model_len < 1:
             raise ValueError(f"max_model_len must be positive, got {max_model_len}")
         if parser is not None and (reasoning_parser or tool_parser):
             raise ValueError("pass either a user parser or built-in parser names, not both")
+        template = _template(detokenizer, response_template, reasoning_parser, tool_parser)
         self._detokenizer = detokenizer
         self._core = _core.Derenderer(
             detokenizer,
@@ -110,6 +141,7 @@ class Derenderer:
             tool_parser,
             parser_state,
             None if parser is None else UserParser(parser),
+            template,
         )
         self.handle_json = self._core.handle_json
         """``handle_json(path, body) -> (status, body)``: one POST to a derender endpoint.

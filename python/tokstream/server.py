@@ -112,6 +112,7 @@ class ServerConfig:
     reasoning_parser: str | None = None
     tool_parser: str | None = None
     parser_state: str = "resumable"
+    response_template: str | None = None
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
@@ -337,6 +338,7 @@ def build_app(config: ServerConfig) -> App:
         reasoning_parser=config.reasoning_parser,
         tool_parser=config.tool_parser,
         parser_state=config.parser_state,
+        response_template=config.response_template,
     )
     return App(
         derenderer,

@@ -42,8 +42,9 @@ pub use engine::EngineKind;
 pub use error::{Error, Result};
 pub use logprobs::CONTEXT as LOGPROB_CONTEXT;
 pub use parse::{
-    CallDelta, ChatParser, Context, Delta, ParseError, ParseState, Parsers, REASONING_PARSERS,
-    Reasoning, Session, TOOL_PARSERS, ToolRules,
+    AUTO, CallDelta, ChatParser, Context, Delta, ParseError, ParseState, Parsers,
+    REASONING_PARSERS, Reasoning, Session, TEMPLATE_NAME, TEMPLATES, TOOL_PARSERS, Template,
+    TemplateParser, TemplateState, ToolRules, builtin_json, select_parser,
 };
 pub use stop::{StopStep, StopStrings};
 pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};

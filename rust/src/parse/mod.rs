@@ -24,10 +24,15 @@
 mod delta;
 mod hermes;
 mod markers;
+mod template;
 mod think;
 
 pub use delta::{CallDelta, Delta, ToolRules};
 pub use markers::{Parsers, REASONING_PARSERS, Reasoning, TOOL_PARSERS};
+pub use template::{
+    AUTO, TEMPLATE_NAME, TEMPLATES, Template, TemplateParser, TemplateState, builtin_json,
+    select as select_parser,
+};
 pub use think::ParseState;
 
 /// What a parser is started with, for one choice's output.

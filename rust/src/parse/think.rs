@@ -20,6 +20,9 @@ pub struct ParseState {
     pub(crate) held: String,
     #[serde(rename = "t", default)]
     pub(crate) tool: ToolState,
+    /// A response template's state (template parsers use only this field).
+    #[serde(rename = "x", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) template: Option<Box<super::template::TemplateState>>,
 }
 
 /// What a marker found in reasoning does.
@@ -67,6 +70,15 @@ impl ParseState {
             reasoning,
             held: String::new(),
             tool: ToolState::default(),
+            template: None,
+        }
+    }
+
+    /// A template parser's state.
+    pub(crate) fn template(state: super::template::TemplateState) -> ParseState {
+        ParseState {
+            template: Some(Box::new(state)),
+            ..ParseState::default()
         }
     }
 
@@ -185,6 +197,9 @@ impl ParseState {
                 self.held.len(),
                 hermes::MAX_HELD_BYTES
             ));
+        }
+        if let Some(t) = &self.template {
+            t.check()?;
         }
         self.tool.check()
     }

@@ -8,7 +8,7 @@ use pyo3::types::{PyBytes, PyTuple};
 
 use super::detokenizer::PyDetokenizer;
 use super::parser::PyParser;
-use crate::parse::{ChatParser, Parsers};
+use crate::parse::{ChatParser, select_parser};
 use crate::wire::{Derenderer, PARSER_STATES, Reply, replays_by_name};
 
 /// Bodies at least this long are derendered without the interpreter lock, so other threads (an
@@ -43,6 +43,7 @@ impl PyDerenderer {
         tool_parser = None,
         parser_state = "resumable",
         user_parser = None,
+        response_template = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -54,14 +55,14 @@ impl PyDerenderer {
         tool_parser: Option<&str>,
         parser_state: &str,
         user_parser: Option<Py<PyAny>>,
+        response_template: Option<&str>,
     ) -> PyResult<Self> {
         let replay = replays_by_name(parser_state).map_err(PyValueError::new_err)?;
         let det = detokenizer.shared();
         let parser: Option<Arc<dyn ChatParser>> = match user_parser {
             Some(adapter) => Some(Arc::new(PyParser::new(adapter))),
-            None => Parsers::from_names(&det, reasoning_parser, tool_parser)
-                .map_err(PyValueError::new_err)?
-                .map(|p| Arc::new(p) as Arc<dyn ChatParser>),
+            None => select_parser(&det, reasoning_parser, tool_parser, response_template)
+                .map_err(PyValueError::new_err)?,
         };
         Ok(PyDerenderer {
             inner: Derenderer::new(det, served_model_name, eos_token_ids, max_model_len)

@@ -62,6 +62,15 @@ mod _core {
         PyBytes::new(py, &crate::wire::error_body(status, message, param))
     }
 
+    /// A built-in response template's JSON text, or ``None`` for a name that is not one.
+    ///
+    /// Args:
+    ///     name: One of ``TEMPLATES``.
+    #[pyfunction]
+    fn builtin_template(name: &str) -> Option<&'static str> {
+        crate::parse::builtin_json(name)
+    }
+
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         let py = m.py();
@@ -73,6 +82,7 @@ mod _core {
             "TOOL_PARSERS",
             PyTuple::new(py, crate::parse::TOOL_PARSERS)?,
         )?;
+        m.add("TEMPLATES", PyTuple::new(py, crate::parse::TEMPLATES)?)?;
         m.add(
             "PARSER_STATES",
             PyTuple::new(py, crate::wire::PARSER_STATES)?,

@@ -1,0 +1,246 @@
+//! Hugging Face response templates, run by one resumable executor.
+//!
+//! A response template (`response_template` in a checkpoint's `tokenizer_config.json`, read by
+//! transformers' `parse_response`) describes a model's output as **fields** of the assistant
+//! message. The semantics supported here, in our words:
+//!
+//! - Each field has an **open** and a **close** delimiter: a literal, a list of literals (any
+//!   matches) or a pattern (a regular expression; `.` matches newlines). At most one field has
+//!   no open delimiter: the **implicit** field, which takes the text outside every other
+//!   region (when none is declared, that text is dropped). A field without a close delimiter
+//!   runs to the end of the output.
+//! - Outside an explicit region, every explicit open and the implicit field's close are
+//!   watched; inside one, only its close. The earliest match wins (then the longest, then an
+//!   open over a close). Text up to where a delimiter may still match is sent; from there it is
+//!   held until more text decides: a whole literal at the end of the text is final unless
+//!   another literal of its list extends it, a pattern at the end waits for the next text.
+//!   A whole-pattern lookahead `(?=X)` matches empty where X matches.
+//! - **start_anchor**: the prompt's text after the anchor's last match runs through the
+//!   template first (without sending anything), so a prompt that opened `<think>` starts the
+//!   output in reasoning. Only the prompt's last [`PROMPT_TAIL`] ids are read.
+//! - Field names say where text goes: `content`; `reasoning_content`, `reasoning` or
+//!   `thinking` (reasoning); `tool_calls`; any other field's text is dropped. Text fields
+//!   stream stripped of surrounding whitespace per region (`content_args.strip`, default on);
+//!   a field's later regions are sent after its earlier ones (with `join` between them), where
+//!   `parse_response` keeps only the last region of a field that does not repeat.
+//! - Tool calls: the `json` content parser with `transform` `{"function": "{content}"}` (or
+//!   none) reads `{"name", "arguments"}` objects, or a list of them (`transform_each`, keys
+//!   from the placeholders): the name is sent when read and the arguments' raw JSON as it
+//!   arrives; a close delimiter inside one of its JSON strings is text of the call (where
+//!   `parse_response` cuts the JSON and fails). With
+//!   `{"function": {"name": "{G}", "arguments": "{content}"}}`, G a named group of the open
+//!   pattern, the name is sent when the call opens and the region's text is the arguments (in a dialect with `string_delims` or `unquoted_keys`, converted to JSON when the
+//!   call closes). `xml-inline` content (`tag_pattern` with groups `key` and `value`) gives
+//!   arguments as a JSON object when the call closes.
+//! - A call cut by the end of the output is sent as far as it came (`parse_response` raises).
+//!
+//! The whole state is [`TemplateState`] (in `stream_state["parser"]["x"]`): the open region,
+//! the held text (bounded by [`exec::MAX_HELD`]) and the open call's scanner; each token's
+//! text is scanned once plus the held text, so a chunk's work follows the chunk.
+
+mod builtin;
+mod delim;
+mod exec;
+mod json;
+mod lax;
+mod spec;
+
+use std::sync::Arc;
+
+pub use builtin::{TEMPLATES, json as builtin_json};
+
+pub use exec::TemplateState;
+pub use spec::Template;
+
+use self::exec::Knobs;
+use super::{ChatParser, Context, Delta, ParseError, ParseState, Session};
+use crate::detokenizer::Detokenizer;
+
+/// How many of the prompt's last ids are decoded to find the start anchor.
+pub const PROMPT_TAIL: usize = 64;
+
+/// A template as a chat parser, with the parts that are on.
+#[derive(Debug, Clone)]
+pub struct TemplateParser {
+    template: Arc<Template>,
+    name: &'static str,
+    reasoning: bool,
+    tools: bool,
+    det: Arc<Detokenizer>,
+}
+
+impl TemplateParser {
+    /// A parser of `template` for `det`'s output; `reasoning` and `tools` say which fields
+    /// count (the others' delimiters are not watched, so their text stays where it is).
+    pub fn new(
+        det: Arc<Detokenizer>,
+        template: Template,
+        name: &'static str,
+        reasoning: bool,
+        tools: bool,
+    ) -> TemplateParser {
+        TemplateParser {
+            reasoning: reasoning && template.has(true),
+            tools: tools && template.has(false),
+            template: Arc::new(template),
+            name,
+            det,
+        }
+    }
+
+    /// The built-in template of this name, if one is.
+    pub fn builtin(name: &str) -> Option<(&'static str, Template)> {
+        builtin::get(name)
+    }
+
+    fn knobs(&self, cx: &Context<'_>) -> Knobs {
+        Knobs {
+            reasoning: self.reasoning,
+            tools: self.tools,
+            rules: cx.rules,
+        }
+    }
+
+    fn session(&self, state: TemplateState, cx: &Context<'_>) -> Box<dyn Session + '_> {
+        Box::new(TemplateSession {
+            template: &self.template,
+            knobs: self.knobs(cx),
+            state,
+        })
+    }
+}
+
+struct TemplateSession<'p> {
+    template: &'p Template,
+    knobs: Knobs,
+    state: TemplateState,
+}
+
+impl Session for TemplateSession<'_> {
+    fn feed(&mut self, text: &str, _id: Option<u32>, out: &mut Delta) {
+        self.state.feed(self.template, self.knobs, text, false, out);
+    }
+
+    fn end_chunk(&mut self, _ids: &[u32], last: bool, out: &mut Delta) -> Result<(), ParseError> {
+        if last {
+            self.state.feed(self.template, self.knobs, "", true, out);
+        }
+        Ok(())
+    }
+
+    fn into_state(self: Box<Self>) -> Option<ParseState> {
+        Some(ParseState::template(self.state))
+    }
+}
+
+impl ChatParser for TemplateParser {
+    fn start<'s>(&'s self, cx: &Context<'_>) -> Result<Box<dyn Session + 's>, ParseError> {
+        let mut state = TemplateState::default();
+        let tail = cx.prompt.get(cx.prompt.len().saturating_sub(PROMPT_TAIL)..);
+        let text = self
+            .det
+            .decode(tail.unwrap_or_default(), false)
+            .unwrap_or_default();
+        if let Some(end) = self.template.anchor.last_end(&text) {
+            let mut scratch = Delta::default();
+            let k = self.knobs(cx);
+            state.feed(
+                &self.template,
+                k,
+                text.get(end..).unwrap_or_default(),
+                false,
+                &mut scratch,
+            );
+            state.after_prompt();
+        }
+        Ok(self.session(state, cx))
+    }
+
+    fn resume<'s>(&'s self, state: ParseState, cx: &Context<'_>) -> Option<Box<dyn Session + 's>> {
+        let mut state = state.template.map(|t| *t).unwrap_or_default();
+        state.fit(&self.template);
+        Some(self.session(state, cx))
+    }
+
+    fn resumable(&self) -> bool {
+        true
+    }
+
+    fn reasoning_name(&self) -> Option<&'static str> {
+        self.reasoning.then_some(self.name)
+    }
+
+    fn tool_name(&self) -> Option<&'static str> {
+        self.tools.then_some(self.name)
+    }
+}
+
+/// The name a template given as JSON (not a built-in one) goes by.
+pub const TEMPLATE_NAME: &str = "response_template";
+/// The parser name that stands for the template given (the checkpoint's, or a file).
+pub const AUTO: &str = "auto";
+
+/// The chat parser that parser names and a template ask for (`Ok(None)`: none).
+///
+/// With `template` (JSON), each name must be `"auto"` or absent: a named part is on (both when
+/// neither is named). Without, a built-in template's name in either place selects it (a
+/// hand-written parser's name in the other place turns that part of it on), and the
+/// hand-written names alone select those parsers.
+pub fn select(
+    det: &Arc<Detokenizer>,
+    reasoning: Option<&str>,
+    tool: Option<&str>,
+    template: Option<&str>,
+) -> Result<Option<Arc<dyn ChatParser>>, String> {
+    if let Some(json) = template {
+        if let Some(bad) = [reasoning, tool].into_iter().flatten().find(|&n| n != AUTO) {
+            return Err(format!(
+                "a response template parses reasoning and tool calls itself: name the parsers \
+                 {AUTO:?} (or not at all) with it, not {bad:?}"
+            ));
+        }
+        let t = Template::from_json(json)?;
+        let both = reasoning.is_none() && tool.is_none();
+        let p = TemplateParser::new(
+            Arc::clone(det),
+            t,
+            TEMPLATE_NAME,
+            both || reasoning.is_some(),
+            both || tool.is_some(),
+        );
+        return Ok(Some(Arc::new(p)));
+    }
+    if [reasoning, tool].contains(&Some(AUTO)) {
+        return Err(format!(
+            "the parser {AUTO:?} reads the checkpoint's response_template, and there is none"
+        ));
+    }
+    let named: Vec<&str> = [reasoning, tool]
+        .into_iter()
+        .flatten()
+        .filter(|n| TEMPLATES.contains(n))
+        .collect();
+    match named.as_slice() {
+        [] => Ok(super::Parsers::from_names(det, reasoning, tool)?
+            .map(|p| Arc::new(p) as Arc<dyn ChatParser>)),
+        [a, b] if a != b => Err(format!(
+            "two different built-in templates named ({a:?} and {b:?}): one parses both parts"
+        )),
+        [name, ..] => {
+            let (name, t) = TemplateParser::builtin(name)
+                .ok_or_else(|| format!("the built-in template {name:?} does not compile"))?;
+            let p = TemplateParser::new(
+                Arc::clone(det),
+                t,
+                name,
+                reasoning.is_some(),
+                tool.is_some(),
+            );
+            Ok(Some(Arc::new(p)))
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

@@ -1,0 +1,370 @@
+//! A response template's JSON, checked and compiled: its fields, what each is to a chat message
+//! (content, reasoning, tool calls, or nothing the wire sends) and its delimiters.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::delim::Delim;
+use super::lax::Dialect;
+
+/// Most fields a template may have (a field's index travels in the state as a byte).
+const MAX_FIELDS: usize = 32;
+
+/// What a field's text becomes.
+#[derive(Debug, Clone)]
+pub(crate) enum Role {
+    Content,
+    Reasoning,
+    Tools(Calls),
+    /// A field the chat message has no place for: its text is dropped.
+    Other,
+}
+
+/// How a tool-call field's text gives calls.
+#[derive(Debug, Clone)]
+pub(crate) enum Calls {
+    /// JSON holding the calls: an object with a name and arguments, or a list of them.
+    Object { name: String, arguments: String },
+    /// The name is captured by the open delimiter; the text is the arguments' JSON.
+    Raw { name: String },
+    /// As `Raw`, in a JSON dialect: converted to JSON when the call closes.
+    Lax { name: String, dialect: Dialect },
+    /// The name is captured by the open delimiter; the text is `key`/`value` tags, made into a
+    /// JSON object of strings (or of JSON values, read leniently) when the call closes.
+    Tags {
+        name: String,
+        tag: Box<regex::Regex>,
+        values: Values,
+    },
+}
+
+/// How a tag's value is read (`content_args.value_parser`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Values {
+    /// As written (no value parser).
+    Raw,
+    /// Stripped text.
+    Text,
+    /// JSON, else stripped text.
+    Json,
+}
+
+/// One compiled field.
+#[derive(Debug, Clone)]
+pub(crate) struct Field {
+    pub name: String,
+    pub open: Option<Delim>,
+    pub close: Option<Delim>,
+    pub role: Role,
+    /// Text is stripped of surrounding whitespace (per region, as the value is).
+    pub strip: bool,
+    /// Put between the text of two regions of the field.
+    pub join: String,
+}
+
+/// A compiled response template.
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub(crate) fields: Vec<Field>,
+    /// The field without an open delimiter, where text outside every region goes.
+    pub(crate) implicit: Option<usize>,
+    pub(crate) anchor: Delim,
+    /// Some delimiter looks behind its start, so the state keeps the char before its held text.
+    pub(crate) looks_behind: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTemplate {
+    #[serde(default = "one")]
+    version: u64,
+    #[serde(default)]
+    #[allow(dead_code)]
+    defaults: serde_json::Map<String, Value>,
+    fields: serde_json::Map<String, Value>,
+    start_anchor: Option<Value>,
+    start_anchor_pattern: Option<String>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawField {
+    open: Option<Value>,
+    open_pattern: Option<String>,
+    close: Option<Value>,
+    close_pattern: Option<String>,
+    #[serde(default = "text")]
+    content: String,
+    #[serde(default)]
+    content_args: serde_json::Map<String, Value>,
+    #[serde(default)]
+    repeats: bool,
+    join: Option<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    optional: Option<bool>,
+    transform: Option<Value>,
+    #[serde(default)]
+    transform_each: bool,
+}
+
+fn text() -> String {
+    "text".to_owned()
+}
+
+const CONTENT_PARSERS: [&str; 7] = [
+    "text",
+    "int",
+    "float",
+    "bool",
+    "json",
+    "xml-inline",
+    "kv-lines",
+];
+
+/// A literal delimiter (a string or a list of strings) or a pattern; at most one of the two.
+fn delim(
+    scope: &str,
+    what: &str,
+    literal: Option<&Value>,
+    pattern: Option<&str>,
+) -> Result<Option<Delim>, String> {
+    match (literal, pattern) {
+        (Some(_), Some(_)) => Err(format!(
+            "{scope}: cannot specify both '{what}' and '{what}_pattern'"
+        )),
+        (Some(v), None) => {
+            let literals: Vec<String> = match v {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(items) if !items.is_empty() => items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_owned))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| format!("{scope}: '{what}' must list only strings"))?,
+                _ => {
+                    return Err(format!(
+                        "{scope}: '{what}' must be a string or a non-empty list of strings"
+                    ));
+                }
+            };
+            if literals.iter().any(String::is_empty) {
+                return Err(format!("{scope}: '{what}' literals cannot be empty"));
+            }
+            Delim::literals(&literals)
+                .map(Some)
+                .map_err(|e| format!("{scope}: {e}"))
+        }
+        (None, Some(p)) => Delim::pattern(p)
+            .map(Some)
+            .map_err(|e| format!("{scope}: {what}_pattern: {e}")),
+        (None, None) => Ok(None),
+    }
+}
+
+/// `"{a.b}"` as `["a", "b"]`, for a string that is one placeholder.
+fn placeholder(v: &Value) -> Option<Vec<&str>> {
+    let s = v.as_str()?.strip_prefix('{')?.strip_suffix('}')?;
+    let ok = s
+        .split('.')
+        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    ok.then(|| s.split('.').collect())
+}
+
+/// How a tool-call field gives calls, from its content parser and transform.
+fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, String> {
+    let groups = open.map(Delim::group_names).unwrap_or_default();
+    let unsupported = || format!("{scope}: this tool_calls transform is not supported");
+    // Where the transform takes the function's name and arguments from.
+    let function = match &raw.transform {
+        None => None,
+        Some(t) => Some(t.get("function").ok_or_else(unsupported)?),
+    };
+    let (name_from, args_from) = match function {
+        None => (None, None),
+        Some(f) if placeholder(f).is_some_and(|p| p == ["content"]) => (None, None),
+        Some(f) => {
+            let name = f
+                .get("name")
+                .and_then(placeholder)
+                .ok_or_else(unsupported)?;
+            let args = f
+                .get("arguments")
+                .and_then(placeholder)
+                .ok_or_else(unsupported)?;
+            (Some(name), Some(args))
+        }
+    };
+    let captured = |path: &Option<Vec<&str>>| match path.as_deref() {
+        Some([g]) if groups.iter().any(|n| n == g) => Some((*g).to_owned()),
+        _ => None,
+    };
+    let key = |path: &Option<Vec<&str>>, default: &str| -> Result<String, String> {
+        match (path.as_deref(), raw.transform_each) {
+            (None, _) => Ok(default.to_owned()),
+            (Some(["content", k]), false) | (Some([k]), true) => Ok((*k).to_owned()),
+            _ => Err(unsupported()),
+        }
+    };
+    let is_content = args_from.as_deref() == Some(&["content"][..]);
+    match raw.content.as_str() {
+        "json" if is_content => {
+            let name = captured(&name_from).ok_or_else(unsupported)?;
+            match Dialect::of(&raw.content_args).map_err(|e| format!("{scope}: {e}"))? {
+                Some(dialect) => Ok(Calls::Lax { name, dialect }),
+                None => Ok(Calls::Raw { name }),
+            }
+        }
+        "json" if Dialect::of(&raw.content_args)?.is_some() => Err(format!(
+            "{scope}: string_delims and unquoted_keys are supported where the open pattern \
+             captures the name"
+        )),
+        "json" => Ok(Calls::Object {
+            name: key(&name_from, "name")?,
+            arguments: key(&args_from, "arguments")?,
+        }),
+        "xml-inline" if is_content => {
+            let name = captured(&name_from).ok_or_else(unsupported)?;
+            let pattern = raw
+                .content_args
+                .get("tag_pattern")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("{scope}: xml-inline needs a 'tag_pattern'"))?;
+            let tag = regex::RegexBuilder::new(pattern)
+                .dot_matches_new_line(true)
+                .build()
+                .map_err(|e| format!("{scope}: tag_pattern: {e}"))?;
+            if !tag.capture_names().flatten().any(|n| n == "key") {
+                return Err(format!("{scope}: tag_pattern needs a group named 'key'"));
+            }
+            let values = match raw.content_args.get("value_parser") {
+                None => Values::Raw,
+                Some(vp) => match vp.get("name").and_then(Value::as_str).unwrap_or("text") {
+                    "text" => Values::Text,
+                    "json" => Values::Json,
+                    other => {
+                        return Err(format!("{scope}: value_parser {other:?} is not supported"));
+                    }
+                },
+            };
+            Ok(Calls::Tags {
+                name,
+                tag: Box::new(tag),
+                values,
+            })
+        }
+        other => Err(format!(
+            "{scope}: tool calls parsed as {other:?} are not supported (json or xml-inline)"
+        )),
+    }
+}
+
+impl Template {
+    /// Compiles a template from its JSON text; the error says what is wrong with it.
+    pub fn from_json(json: &str) -> Result<Template, String> {
+        let raw: RawTemplate =
+            serde_json::from_str(json).map_err(|e| format!("response_template: {e}"))?;
+        if raw.version != 1 {
+            return Err(format!(
+                "unsupported response_template version: {}",
+                raw.version
+            ));
+        }
+        if raw.fields.is_empty() {
+            return Err("response_template.fields must be a non-empty object".to_owned());
+        }
+        if raw.fields.len() > MAX_FIELDS {
+            return Err(format!(
+                "response_template has {} fields, at most {MAX_FIELDS} are supported",
+                raw.fields.len()
+            ));
+        }
+        let anchor = delim(
+            "response_template",
+            "start_anchor",
+            raw.start_anchor.as_ref(),
+            raw.start_anchor_pattern.as_deref(),
+        )?
+        .ok_or("response_template must define 'start_anchor' or 'start_anchor_pattern'")?;
+        let mut fields = Vec::new();
+        for (name, value) in &raw.fields {
+            let scope = format!("field '{name}'");
+            let f: RawField =
+                serde_json::from_value(value.clone()).map_err(|e| format!("{scope}: {e}"))?;
+            if !CONTENT_PARSERS.contains(&f.content.as_str()) {
+                return Err(format!(
+                    "{scope}: unknown content parser {:?}; known: {}",
+                    f.content,
+                    CONTENT_PARSERS.join(", ")
+                ));
+            }
+            if f.join.is_some() && !f.repeats {
+                return Err(format!("{scope}: 'join' requires 'repeats': true"));
+            }
+            if f.transform_each && f.transform.is_none() {
+                return Err(format!(
+                    "{scope}: transform_each is set but no transform was provided"
+                ));
+            }
+            let open = delim(&scope, "open", f.open.as_ref(), f.open_pattern.as_deref())?;
+            let close = delim(
+                &scope,
+                "close",
+                f.close.as_ref(),
+                f.close_pattern.as_deref(),
+            )?;
+            let role = match name.as_str() {
+                "content" => Role::Content,
+                "reasoning_content" | "reasoning" | "thinking" => Role::Reasoning,
+                "tool_calls" => Role::Tools(calls(&scope, &f, open.as_ref())?),
+                _ => Role::Other,
+            };
+            let strip = f
+                .content_args
+                .get("strip")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
+            fields.push(Field {
+                name: name.clone(),
+                open,
+                close,
+                role,
+                strip,
+                join: f.join.unwrap_or_default(),
+            });
+        }
+        let implicit: Vec<usize> = (0..fields.len())
+            .filter(|&i| fields.get(i).is_some_and(|f| f.open.is_none()))
+            .collect();
+        if implicit.len() > 1 {
+            return Err(
+                "at most one field may omit 'open'/'open_pattern' (it takes the text outside \
+                 every other field)"
+                    .to_owned(),
+            );
+        }
+        let looks_behind = fields
+            .iter()
+            .flat_map(|f| [f.open.as_ref(), f.close.as_ref()])
+            .flatten()
+            .any(Delim::looks_behind);
+        Ok(Template {
+            fields,
+            implicit: implicit.first().copied(),
+            anchor,
+            looks_behind,
+        })
+    }
+
+    /// Whether a field of this role exists.
+    pub(crate) fn has(&self, reasoning: bool) -> bool {
+        self.fields.iter().any(|f| match f.role {
+            Role::Reasoning => reasoning,
+            Role::Tools(_) => !reasoning,
+            _ => false,
+        })
+    }
+}

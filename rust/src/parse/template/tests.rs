@@ -1,0 +1,302 @@
+//! The executor on the built-in templates: whole output, and every way of cutting it in three
+//! with the state carried as JSON between the pieces, give the same message.
+
+use std::sync::Arc;
+
+use super::exec::Knobs;
+use super::*;
+use crate::parse::ToolRules;
+
+type Message = (String, String, Vec<(String, String)>);
+
+fn knobs() -> Knobs {
+    Knobs {
+        reasoning: true,
+        tools: true,
+        rules: ToolRules {
+            enabled: true,
+            parallel: true,
+        },
+    }
+}
+
+fn run(t: &Template, k: Knobs, prefix: &str, pieces: &[&str]) -> Message {
+    let mut state = TemplateState::default();
+    let mut scratch = Delta::default();
+    if let Some(end) = t.anchor.last_end(prefix) {
+        state.feed(t, k, &prefix[end..], false, &mut scratch);
+        state.after_prompt();
+    }
+    let mut all = Delta::default();
+    for piece in pieces {
+        let mut d = Delta::default();
+        state.feed(t, k, piece, false, &mut d);
+        state = serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
+        all.content.push_str(&d.content);
+        all.reasoning.push_str(&d.reasoning);
+        all.calls.extend(d.calls);
+    }
+    state.feed(t, k, "", true, &mut all);
+    let mut calls: Vec<(String, String)> = Vec::new();
+    for c in all.calls {
+        match c.name {
+            Some(name) => calls.push((name, c.arguments)),
+            None => calls.last_mut().unwrap().1.push_str(&c.arguments),
+        }
+    }
+    (all.content, all.reasoning, calls)
+}
+
+fn every_split(name: &str, prefix: &str, output: &str) -> Message {
+    let (_, t) = TemplateParser::builtin(name).unwrap();
+    let whole = run(&t, knobs(), prefix, &[output]);
+    let cuts: Vec<usize> = output.char_indices().map(|(i, _)| i).collect();
+    for &a in &cuts {
+        for &b in cuts.iter().filter(|&&b| b > a).step_by(5) {
+            let pieces = [&output[..a], &output[a..b], &output[b..]];
+            assert_eq!(
+                run(&t, knobs(), prefix, &pieces),
+                whole,
+                "{name}: cut at {a}, {b}"
+            );
+        }
+    }
+    whole
+}
+
+fn call(name: &str, args: &str) -> (String, String) {
+    (name.to_owned(), args.to_owned())
+}
+
+#[test]
+fn qwen3_reasoning_content_and_calls() {
+    let out = "<think>\nplan 中\n</think>\n\nHi 👋\n<tool_call>\n{\"name\": \"f\", \"arguments\": \
+               {\"q\": \"a}</tool_call>\\\"\", \"n\": [1]}}\n</tool_call>\n<tool_call>\n{\"name\": \
+               \"g\", \"arguments\": {}}\n</tool_call>";
+    let (content, reasoning, calls) = every_split("qwen3_template", "<|im_start|>assistant\n", out);
+    assert_eq!(reasoning, "plan 中");
+    assert_eq!(content, "Hi 👋");
+    assert_eq!(
+        calls,
+        [
+            call("f", r#"{"q": "a}</tool_call>\"", "n": [1]}"#),
+            call("g", "{}")
+        ]
+    );
+}
+
+#[test]
+fn the_prompt_opens_reasoning() {
+    let (content, reasoning, calls) = every_split(
+        "deepseek_r1_template",
+        "<｜User｜>hi<｜Assistant｜><think>\n",
+        "I think.\n</think>\n\nAnswer.",
+    );
+    assert_eq!(
+        (content.as_str(), reasoning.as_str()),
+        ("Answer.", "I think.")
+    );
+    assert!(calls.is_empty());
+    // A prompt that closed it starts in content.
+    let (_, t) = TemplateParser::builtin("qwen3_template").unwrap();
+    let prefix = "<|im_start|>assistant\n<think>\n\n</think>\n\n";
+    let m = run(&t, knobs(), prefix, &["Hello", " there"]);
+    assert_eq!((m.0.as_str(), m.1.as_str()), ("Hello there", ""));
+}
+
+#[test]
+fn pattern_named_calls_and_lookahead_closes() {
+    let out = "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}[TOOL_CALLS]ping[ARGS]{}";
+    let (content, _, calls) = every_split("mistral_v11", "[INST]hi[/INST]", out);
+    assert_eq!(content, "");
+    assert_eq!(
+        calls,
+        [
+            call("get_weather", r#"{"city": "Paris"}"#),
+            call("ping", "{}")
+        ]
+    );
+    let out = "[TOOL_CALLS] [{\"name\": \"a\", \"arguments\": {\"x\": 1}}, {\"name\": \"b\", \
+               \"arguments\": {}}]";
+    let (_, _, calls) = every_split("mistral", "[INST]hi[/INST]", out);
+    assert_eq!(calls, [call("a", r#"{"x": 1}"#), call("b", "{}")]);
+    let out = "{\"name\": \"f\", \"parameters\": {\"a\": {\"b\": \"}\"}}}";
+    let (content, _, calls) = every_split("llama3_json", "", out);
+    assert_eq!(content, "");
+    assert_eq!(calls, [call("f", r#"{"a": {"b": "}"}}"#)]);
+}
+
+#[test]
+fn tag_calls_become_json_objects() {
+    let out = "Sure.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n\
+               <parameter=days>\n3\n</parameter>\n</function>\n</tool_call>";
+    let (content, _, calls) = every_split("qwen3_coder", "", out);
+    assert_eq!(content, "Sure.");
+    assert_eq!(
+        calls,
+        [call("get_weather", r#"{"city": "Paris", "days": 3}"#)]
+    );
+}
+
+#[test]
+fn disabled_parts_stay_text() {
+    let (_, t) = TemplateParser::builtin("qwen3_template").unwrap();
+    let mut k = knobs();
+    k.rules.enabled = false;
+    k.reasoning = false;
+    let out = "<think>x</think>a<tool_call>{}</tool_call>";
+    let m = run(&t, k, "", &[out]);
+    assert_eq!(m.0, out);
+    assert!(m.2.is_empty());
+}
+
+#[test]
+fn bad_templates_say_why() {
+    let err = |json: &str| Template::from_json(json).unwrap_err();
+    assert!(err("{\"fields\": {}}").contains("non-empty"));
+    assert!(
+        err("{\"start_anchor\": \"a\", \"fields\": {\"content\": {\"close_pattern\": \"(\"}}}")
+            .contains("close_pattern")
+    );
+    assert!(
+        err("{\"start_anchor\": \"a\", \"fields\": {\"a\": {}, \"b\": {}}}")
+            .contains("at most one")
+    );
+    assert!(
+        err("{\"start_anchor\": \"a\", \"fields\": {\"content\": {\"bogus\": 1}}}")
+            .contains("bogus")
+    );
+}
+
+#[test]
+fn names_and_templates_select_a_parser() {
+    let det = Arc::new(Detokenizer::from_json(&crate::doc_tokenizer_json()).unwrap());
+    let pick = |r: Option<&str>, t: Option<&str>, json: Option<&str>| select(&det, r, t, json);
+    let p = pick(Some("llama3_json"), Some("llama3_json"), None)
+        .unwrap()
+        .unwrap();
+    // Llama's template has no reasoning field: only its tool part is on.
+    assert_eq!(
+        (p.reasoning_name(), p.tool_name()),
+        (None, Some("llama3_json"))
+    );
+    let p = pick(Some("qwen3"), Some("qwen3_coder"), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (p.reasoning_name(), p.tool_name()),
+        (Some("qwen3_coder"), Some("qwen3_coder"))
+    );
+    let p = pick(Some("qwen3"), Some("hermes"), None).unwrap().unwrap();
+    assert_eq!(
+        (p.reasoning_name(), p.tool_name()),
+        (Some("qwen3"), Some("hermes"))
+    );
+    let json = super::builtin::json("qwen3_template");
+    let p = pick(None, None, json).unwrap().unwrap();
+    assert_eq!(p.reasoning_name(), Some(TEMPLATE_NAME));
+    assert!(
+        pick(Some(AUTO), None, None)
+            .unwrap_err()
+            .contains("there is none")
+    );
+    assert!(
+        pick(Some("hermes"), None, json)
+            .unwrap_err()
+            .contains("\"hermes\"")
+    );
+    assert!(
+        pick(Some("glm45"), Some("kimi_k2"), None)
+            .unwrap_err()
+            .contains("two different")
+    );
+    assert!(pick(None, None, None).unwrap().is_none());
+}
+
+mod split_invariance {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Pieces of every built-in template's markup, and text around them.
+    const PARTS: &[&str] = &[
+        "<think>",
+        "</think>",
+        "\n",
+        " ",
+        "a",
+        "東",
+        "👋",
+        "{",
+        "}",
+        "[",
+        "]",
+        "\"",
+        "\\",
+        ":",
+        ",",
+        "\"name\": \"f\"",
+        "\"arguments\": ",
+        "<tool_call>",
+        "</tool_call>",
+        "<function=g>",
+        "<parameter=k>",
+        "</parameter>",
+        "</function>",
+        "[TOOL_CALLS]",
+        "[ARGS]",
+        "[THINK]",
+        "[/THINK]",
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁sep｜>",
+        "<｜tool▁call▁end｜>",
+        "```json\n",
+        "\n```",
+        "<|tool_call_begin|>",
+        "functions.h:0",
+        "<|tool_call_argument_begin|>",
+        "<|tool_call_end|>",
+        "<arg_key>",
+        "</arg_key>",
+        "<arg_value>",
+        "</arg_value>",
+        "<|channel|>analysis<|message|>",
+        "<|end|>",
+        "<|channel|>final<|message|>",
+        " to=functions.f<|channel|>commentary json<|message|>",
+        "<|call|>",
+        "<|python_tag|>",
+        "{\"name\": \"f\", \"parameters\": ",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_split_gives_the_whole_answer(
+            picks in proptest::collection::vec(0..PARTS.len(), 0..40),
+            cuts in proptest::collection::vec(0usize..400, 0..6),
+        ) {
+            let text: String = picks.iter().map(|&i| PARTS[i]).collect();
+            let mut at: Vec<usize> = cuts
+                .iter()
+                .map(|&c| c.min(text.len()))
+                .filter(|&c| text.is_char_boundary(c))
+                .collect();
+            at.sort_unstable();
+            at.dedup();
+            let mut pieces = Vec::new();
+            let mut from = 0;
+            for &c in &at {
+                pieces.push(&text[from..c]);
+                from = c;
+            }
+            pieces.push(&text[from..]);
+            for name in TEMPLATES {
+                let (_, t) = TemplateParser::builtin(name).unwrap();
+                let whole = run(&t, knobs(), "", &[text.as_str()]);
+                prop_assert_eq!(run(&t, knobs(), "", &pieces), whole, "{}", name);
+            }
+        }
+    }
+}
