@@ -16,6 +16,7 @@ fn knobs() -> Knobs {
         rules: ToolRules {
             enabled: true,
             parallel: true,
+            thinking: true,
         },
     }
 }
