@@ -50,8 +50,9 @@ def default_eos_token_ids(detokenizer: _core.Detokenizer) -> tuple[int, ...]:
     """The end-of-sequence ids a model's configs name, as vLLM finds them.
 
     The primary one first: the id of ``tokenizer_config.json``'s ``eos_token`` (vLLM's
-    tokenizer EOS), then ``generation_config.json``'s ``eos_token_id`` (one id or a list) beside
-    the tokenizer; empty when neither names one (:meth:`tokstream.config.ModelConfig.eos_token_ids`).
+    tokenizer EOS), then ``generation_config.json``'s ``eos_token_id`` (one id or a list)
+    beside the tokenizer; empty when neither names one
+    (:meth:`tokstream.config.ModelConfig.eos_token_ids`).
     A choice the primary id ends reports no ``stop_reason``; one the others end reports the id.
     """
     primary = ModelConfig.from_texts(detokenizer.tokenizer_config, None).eos_token_ids(
