@@ -236,8 +236,7 @@ pub(crate) fn parsed_text(
             for (k, (text, id)) in pieces.iter().enumerate() {
                 let generated = if id.is_some() { k + 1 } else { ids.len() };
                 let check = generated as u64 > min_tokens;
-                if let StopStep::Matched { index } = stops.step(&mut held, text, check, &mut kept)
-                {
+                if let StopStep::Matched { index } = stops.step(&mut held, text, check, &mut kept) {
                     matched = Some(index);
                     break;
                 }
@@ -276,7 +275,15 @@ pub(crate) fn replay(stream: &mut Stream, session: &mut dyn Session, state: &Sta
             .get(at..at.saturating_add(n))
             .unwrap_or_default();
         at = at.saturating_add(n);
-        parsed_text(stream, chunk, chunk, false, None, session, &mut Delta::default())?;
+        parsed_text(
+            stream,
+            chunk,
+            chunk,
+            false,
+            None,
+            session,
+            &mut Delta::default(),
+        )?;
     }
     Ok(())
 }
@@ -304,8 +311,24 @@ pub(crate) fn derender<'a>(
     let (parsed, chars, matched) = match text {
         Text::Plain(progress) => {
             let matched = match &own {
-                Some(stops) => plain_text(stream, kept, flush, stops, p.min_tokens, progress, &mut out_text)?,
-                None => plain_text(stream, kept, flush, &p.stops, p.min_tokens, progress, &mut out_text)?,
+                Some(stops) => plain_text(
+                    stream,
+                    kept,
+                    flush,
+                    stops,
+                    p.min_tokens,
+                    progress,
+                    &mut out_text,
+                )?,
+                None => plain_text(
+                    stream,
+                    kept,
+                    flush,
+                    &p.stops,
+                    p.min_tokens,
+                    progress,
+                    &mut out_text,
+                )?,
             };
             progress.generated += (ids.len() - keep) as u64;
             // Chars of plain text are counted where they are needed (a completion stream's

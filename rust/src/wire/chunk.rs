@@ -209,7 +209,11 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
         output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
         if !chat {
             key!(j, "prompt_token_ids");
-            j.opt_ids(resp.prompt_token_ids.as_deref().filter(|_| p.return_token_ids));
+            j.opt_ids(
+                resp.prompt_token_ids
+                    .as_deref()
+                    .filter(|_| p.return_token_ids),
+            );
         }
         key!(j, "token_ids");
         j.opt_ids(

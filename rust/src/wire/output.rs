@@ -480,7 +480,11 @@ pub(crate) fn chat_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>) {
 pub(crate) fn next_text_offset(lps: &Option<Option<Vec<Lp>>>, offset: u64, text: &str) -> u64 {
     match lps {
         Some(Some(content)) if !content.is_empty() => {
-            offset + content.iter().map(|lp| lp.token.chars().count() as u64).sum::<u64>()
+            offset
+                + content
+                    .iter()
+                    .map(|lp| lp.token.chars().count() as u64)
+                    .sum::<u64>()
         }
         _ => offset + text.chars().count() as u64,
     }

@@ -61,7 +61,10 @@ impl<'r> Params<'r> {
         // `top_logprobs` candidates, and every one when it does not ask for logprobs; a
         // completion keeps `logprobs + 1` (the sampled token, then the top k), every one when
         // `logprobs` is unset. `logprob_token_ids` keeps every candidate on both.
-        let every = req.logprob_token_ids.as_ref().is_some_and(|ids| !ids.is_empty());
+        let every = req
+            .logprob_token_ids
+            .as_ref()
+            .is_some_and(|ids| !ids.is_empty());
         let top = if chat {
             let asked = match req.logprobs {
                 Some(BoolOrCount::Flag(b)) => b,

@@ -297,7 +297,11 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
     // its metrics when there is one prompt (they describe one).
     let first = &gens[0];
     let kv = first.kv_transfer_params;
-    let differ = gens.get(1..).unwrap_or_default().iter().any(|g| !same_json(g.kv_transfer_params, kv));
+    let differ = gens
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .any(|g| !same_json(g.kv_transfer_params, kv));
     let metrics = first.metrics.as_deref().filter(|_| gens.len() == 1);
     Ok(output::close_whole_completion(
         j,
