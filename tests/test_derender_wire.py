@@ -68,9 +68,13 @@ def message(content: str) -> dict[str, Any]:
         "annotations": None,
         "audio": None,
         "function_call": None,
-        "tool_calls": [],
         "reasoning": None,
     }
+
+
+#: What vLLM's answers carry that derender never fills in.
+UNSET_CHOICE = {"routed_experts": None, "weight_versions": None}
+UNSET_WHOLE = {"prompt_text": None, "ec_transfer_params": None, "metrics": None}
 
 
 def created_now(answer: dict[str, Any], before: int) -> dict[str, Any]:
@@ -138,6 +142,7 @@ def test_whole_chat_with_logprobs_by_id() -> None:
                 "stop_reason": None,
                 "token_ids": gen,
             }
+            | UNSET_CHOICE
         ],
         "service_tier": None,
         "system_fingerprint": None,
@@ -145,7 +150,7 @@ def test_whole_chat_with_logprobs_by_id() -> None:
         "prompt_logprobs": None,
         "prompt_token_ids": PROMPT,
         "kv_transfer_params": None,
-    }
+    } | UNSET_WHOLE
 
 
 WHOLE_CHAT_N2_CHAT_SHAPE = b"""{"model": "tokstream-test", "stream": false,
@@ -191,7 +196,8 @@ def test_whole_chat_two_choices_chat_shape_logprobs_and_prompt_logprobs() -> Non
                 "finish_reason": "length",
                 "stop_reason": None,
                 "token_ids": None,
-            },
+            }
+            | UNSET_CHOICE,
             {
                 "index": 1,
                 "message": message("Hello!"),
@@ -199,7 +205,8 @@ def test_whole_chat_two_choices_chat_shape_logprobs_and_prompt_logprobs() -> Non
                 "finish_reason": "stop",
                 "stop_reason": "##",
                 "token_ids": None,
-            },
+            }
+            | UNSET_CHOICE,
         ],
         "service_tier": None,
         "system_fingerprint": None,
@@ -214,11 +221,12 @@ def test_whole_chat_two_choices_chat_shape_logprobs_and_prompt_logprobs() -> Non
         ],
         "prompt_token_ids": None,
         "kv_transfer_params": None,
-    }
+    } | UNSET_WHOLE
 
 
 def test_whole_completion_several_responses() -> None:
-    """Choices of every response, indexed in order; usage totals; first response's id and kv."""
+    """Choices of every response, indexed in order; usage totals; the first response's id, its
+    kv_transfer_params only when every response has the same (vLLM's merge)."""
     kv = {"remote_engine_id": "p0", "remote_block_ids": [1, 2]}
     first = gen_response(
         [gen_choice([HELLO, WORLD, BANG], finish_reason="length")],
@@ -254,9 +262,9 @@ def test_whole_completion_several_responses() -> None:
             "stop_reason": None,
             "token_ids": ids,
             "prompt_logprobs": None,
-            # Not spelled out for completions; by analogy with chat: the seeding prompt ids.
+            # As vLLM: each generate response's own prompt ids.
             "prompt_token_ids": prompt,
-        }
+        } | UNSET_CHOICE
 
     prompt_logprobs = [None, {"872": {"logprob": -2.5, "rank": 4, "decoded_token": "user"}}, None]
     assert answer == {
@@ -266,14 +274,18 @@ def test_whole_completion_several_responses() -> None:
         "choices": [
             choice(0, "Hello world!", "length", [HELLO, WORLD, BANG], PROMPT)
             | {"prompt_logprobs": prompt_logprobs},
-            choice(1, " 中文", "stop", [ZHONG, WEN], [HELLO]),
-            choice(2, " 👋", "length", [WAVE_A, WAVE_B], [HELLO]),
+            choice(1, " 中文", "stop", [ZHONG, WEN], [IM_START]),
+            choice(2, " 👋", "length", [WAVE_A, WAVE_B], [IM_START]),
         ],
         "service_tier": None,
         "system_fingerprint": None,
         "usage": usage(7, 7),
-        "kv_transfer_params": kv,
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": None,
     }
+    same = {**body, "generate_responses": [first, {**second, "kv_transfer_params": kv}]}
+    assert ok(load_derenderer(QWEN), COMPLETION, same)["kv_transfer_params"] == kv
 
 
 def chat_chunk(choices: list[Any], usage_: Any = None, request_id: str = "gen-7f3a") -> Any:
@@ -283,18 +295,24 @@ def chat_chunk(choices: list[Any], usage_: Any = None, request_id: str = "gen-7f
         "model": SERVED,
         "choices": choices,
         "usage": usage_,
+        "system_fingerprint": None,
         "prompt_token_ids": None,
+        "prompt_text": None,
+        "metrics": None,
+        "kv_transfer_params": None,
     }
 
 
 def chat_choice(content: str, role: str | None = None, finish: str | None = None) -> Any:
     return {
         "index": 0,
-        "delta": {"role": role, "content": content, "reasoning": None},
+        # An empty delta's content is null, as vLLM's.
+        "delta": {"role": role, "content": content or None, "reasoning": None},
         "logprobs": None,
         "finish_reason": finish,
         "stop_reason": None,
         "token_ids": None,
+        "weight_versions": None,
     }
 
 
@@ -384,6 +402,7 @@ def test_completion_stream_sequence() -> None:
             "stop_reason": None,
             "prompt_token_ids": None,
             "token_ids": ids,
+            "weight_versions": None,
         }
         return {
             "id": "gen-c",
@@ -391,6 +410,9 @@ def test_completion_stream_sequence() -> None:
             "model": SERVED,
             "choices": [choice],
             "usage": usage_,
+            "system_fingerprint": None,
+            "metrics": None,
+            "kv_transfer_params": None,
         }
 
     got = [created_now(a["chunk"], before) for a in run.answers]
@@ -430,7 +452,7 @@ def test_n2_stream_one_state_per_choice_index() -> None:
         (choice,) = run.answers[0]["chunk"]["choices"]
         assert choice["index"] == index
         assert choice["delta"]["role"] == ("assistant" if pos[index] == 1 else None)
-        texts[index] += choice["delta"]["content"]
+        texts[index] += choice["delta"]["content"] or ""
         states[index] = run.state
     assert texts == {i: c1_target(tok, PROMPT, ids, True) for i, ids in gens.items()}
 

@@ -232,7 +232,8 @@ def whole_text(path: str, answer: Any) -> str:
 
 def chunk_text(path: str, answer: Any) -> str:
     key = "delta" if path == CHAT else None
-    return "".join(str(c[key]["content"] if key else c["text"]) for c in answer["chunk"]["choices"])
+    # An empty delta's content is null, as vLLM's.
+    return "".join(str((c[key]["content"] or "") if key else c["text"]) for c in answer["chunk"]["choices"])
 
 
 def stream_body(
