@@ -129,28 +129,32 @@ def test_whole_chat_with_logprobs_by_id() -> None:
         entry(" 👋", -0.001, (" 👋", -0.001)),
         entry("<|im_end|>", -9999.0),
     ]
-    assert answer == {
-        "id": "gen-7f3a",
-        "object": "chat.completion",
-        "model": SERVED,
-        "choices": [
-            {
-                "index": 0,
-                "message": message("Hello world! 中文 👋"),
-                "logprobs": {"content": content},
-                "finish_reason": "stop",
-                "stop_reason": None,
-                "token_ids": gen,
-            }
-            | UNSET_CHOICE
-        ],
-        "service_tier": None,
-        "system_fingerprint": None,
-        "usage": usage(9, 8),
-        "prompt_logprobs": None,
-        "prompt_token_ids": PROMPT,
-        "kv_transfer_params": None,
-    } | UNSET_WHOLE
+    assert (
+        answer
+        == {
+            "id": "gen-7f3a",
+            "object": "chat.completion",
+            "model": SERVED,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message("Hello world! 中文 👋"),
+                    "logprobs": {"content": content},
+                    "finish_reason": "stop",
+                    "stop_reason": None,
+                    "token_ids": gen,
+                }
+                | UNSET_CHOICE
+            ],
+            "service_tier": None,
+            "system_fingerprint": None,
+            "usage": usage(9, 8),
+            "prompt_logprobs": None,
+            "prompt_token_ids": PROMPT,
+            "kv_transfer_params": None,
+        }
+        | UNSET_WHOLE
+    )
 
 
 WHOLE_CHAT_N2_CHAT_SHAPE = b"""{"model": "tokstream-test", "stream": false,
@@ -184,44 +188,48 @@ def test_whole_chat_two_choices_chat_shape_logprobs_and_prompt_logprobs() -> Non
     answer = created_now(ok(load_derenderer(QWEN), CHAT, WHOLE_CHAT_N2_CHAT_SHAPE), before)
     first = [entry("天气", -0.25, ("天气", -0.25), ("Hello", -3.5)), entry("，", -9999.0)]
     second = [entry("Hello", -0.5, ("Hello", -0.5)), entry("!", -0.75)]
-    assert answer == {
-        "id": "gen-old",
-        "object": "chat.completion",
-        "model": SERVED,
-        "choices": [
-            {
-                "index": 0,
-                "message": message("天气，"),
-                "logprobs": {"content": first},
-                "finish_reason": "length",
-                "stop_reason": None,
-                "token_ids": None,
-            }
-            | UNSET_CHOICE,
-            {
-                "index": 1,
-                "message": message("Hello!"),
-                "logprobs": {"content": second},
-                "finish_reason": "stop",
-                "stop_reason": "##",
-                "token_ids": None,
-            }
-            | UNSET_CHOICE,
-        ],
-        "service_tier": None,
-        "system_fingerprint": None,
-        "usage": usage(0, 4),
-        "prompt_logprobs": [
-            None,
-            {"872": {"logprob": -7.25, "rank": 12, "decoded_token": "user"}},
-            {
-                "198": {"logprob": -0.5, "rank": 1, "decoded_token": "\n"},
-                "13048": {"logprob": -1.5, "rank": 2, "decoded_token": "Hi"},
-            },
-        ],
-        "prompt_token_ids": None,
-        "kv_transfer_params": None,
-    } | UNSET_WHOLE
+    assert (
+        answer
+        == {
+            "id": "gen-old",
+            "object": "chat.completion",
+            "model": SERVED,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message("天气，"),
+                    "logprobs": {"content": first},
+                    "finish_reason": "length",
+                    "stop_reason": None,
+                    "token_ids": None,
+                }
+                | UNSET_CHOICE,
+                {
+                    "index": 1,
+                    "message": message("Hello!"),
+                    "logprobs": {"content": second},
+                    "finish_reason": "stop",
+                    "stop_reason": "##",
+                    "token_ids": None,
+                }
+                | UNSET_CHOICE,
+            ],
+            "service_tier": None,
+            "system_fingerprint": None,
+            "usage": usage(0, 4),
+            "prompt_logprobs": [
+                None,
+                {"872": {"logprob": -7.25, "rank": 12, "decoded_token": "user"}},
+                {
+                    "198": {"logprob": -0.5, "rank": 1, "decoded_token": "\n"},
+                    "13048": {"logprob": -1.5, "rank": 2, "decoded_token": "Hi"},
+                },
+            ],
+            "prompt_token_ids": None,
+            "kv_transfer_params": None,
+        }
+        | UNSET_WHOLE
+    )
 
 
 def test_whole_completion_several_responses() -> None:

@@ -233,7 +233,8 @@ def whole_text(path: str, answer: Any) -> str:
 def chunk_text(path: str, answer: Any) -> str:
     key = "delta" if path == CHAT else None
     # An empty delta's content is null, as vLLM's.
-    return "".join(str((c[key]["content"] or "") if key else c["text"]) for c in answer["chunk"]["choices"])
+    choices = answer["chunk"]["choices"]
+    return "".join(str((c[key]["content"] or "") if key else c["text"]) for c in choices)
 
 
 def stream_body(
