@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, settings
 from tokenizers import Tokenizer
 
 from fixtures import NAMES
+from oracles.corpus import byte_ids
 from oracles.vllm_reference import REPLACEMENT, State, VllmReference
 
 TOKENIZER_NAMES: tuple[str, ...] = NAMES
@@ -140,6 +141,52 @@ def c1_target(
     if finished is not None:
         common = max(common, _common_prefix_len(full, decode(tok, finished, skip)))
     return full[common:]
+
+
+def c1_exception_target(tok: Tokenizer, generated: Sequence[int], skip: bool) -> str:
+    """The text C1's one exception gives in total, without a prompt (byte fallback only).
+
+    ``D(G)``, except that a byte run that is not valid UTF-8 keeps its complete characters before
+    the first bad or missing byte, followed by one U+FFFD per byte token left (``D`` shows every
+    byte token of the run as U+FFFD). Built from ``D`` itself: each such run is found among the
+    ids the decoder sees, located in ``D(G)`` by decoding the ids before it, and rewritten there.
+    """
+    specials = {i for i, t in tok.get_added_tokens_decoder().items() if t.special}
+    seen = [i for i in generated if tok.id_to_token(i) is not None and not (skip and i in specials)]
+
+    def byte_of(token_id: int) -> int | None:
+        token = tok.id_to_token(token_id) or ""
+        if len(token) == 6 and token.startswith("<0x") and token.endswith(">"):
+            return int(token[3:5], 16)
+        return None
+
+    text = decode(tok, seen, False)
+    edits: list[tuple[int, int, str]] = []  # (start, length in text, replacement)
+    index = 0
+    while index < len(seen):
+        if byte_of(seen[index]) is None:
+            index += 1
+            continue
+        end = index
+        while end < len(seen) and byte_of(seen[end]) is not None:
+            end += 1
+        run = bytes(b for b in map(byte_of, seen[index:end]) if b is not None)
+        try:
+            run.decode()
+        except UnicodeDecodeError as err:
+            kept = run[: err.start].decode()
+            if kept:
+                start = len(decode(tok, seen[:index], False))
+                edits.append((start, len(run), kept + REPLACEMENT * (len(run) - err.start)))
+        index = end
+    for start, length, replacement in reversed(edits):
+        assert text[start : start + length] == REPLACEMENT * length, (text, start)
+        if start == 0:  # the decoder's Strip removes up to `strip` leading spaces of the text
+            strip = 2 - len(decode(tok, byte_ids(tok, b" A"), False))
+            spaces = len(replacement) - len(replacement.lstrip(" "))
+            replacement = replacement[min(strip, spaces) :]
+        text = text[:start] + replacement + text[start + length :]
+    return text
 
 
 #: tokstream advances a window after this many held tokens (api.md fix 2); vLLM never does.

@@ -427,7 +427,6 @@ def test_empty_delta_content_is_null(run: Run) -> None:
 # run's complete characters, then one U+FFFD per leftover byte token, the stream's chunks adding
 # up to the whole text. (vLLM 0.33.0 answers "與" for both: it drops the dangling bytes.)
 @tokstream_only
-@_xfail(6, "finish() gives 3 U+FFFD for one dangling byte and 5 for three")
 @pytest.mark.parametrize(("name", "dangling"), [("one", 1), ("three", 3)])
 def test_byte_fallback_run_cut_by_length(run: Run, name: str, dangling: int) -> None:
     expected = "與" + "\ufffd" * dangling

@@ -372,7 +372,7 @@ impl Stream {
         }
         self.settled = false;
         self.new_text.clear();
-        det.text_engine().decode_into(
+        det.text_engine().stream_text_into(
             det.vocab(),
             &self.window,
             self.start,
@@ -391,7 +391,7 @@ impl Stream {
         if !self.prefix_valid {
             self.prefix_text.clear();
             let prefix = self.window.get(..self.read).unwrap_or_default();
-            det.text_engine().decode_into(
+            det.text_engine().stream_text_into(
                 det.vocab(),
                 prefix,
                 self.start,
@@ -424,8 +424,9 @@ impl Stream {
             }
             Some(common)
         } else {
-            // vLLM slices by code points; only a retroactive SentencePiece rewrite lands here
-            // (C1's exception), also right after a prompt or resume whose run was complete.
+            // A decoder that rewrote text already sent: slice by code points, as vLLM does. A
+            // SentencePiece run keeps its sent characters in the stream's rendering, so only a
+            // windowed decoder's rewrite can land here.
             let prefix_chars = self.prefix_text.chars().count();
             self.new_text
                 .char_indices()

@@ -74,3 +74,47 @@ fn every_tokenizer_streams_its_decode() {
         }
     }
 }
+
+/// C1's one exception: a byte-fallback run that is not valid UTF-8 keeps its complete characters
+/// before the first bad or missing byte, then one U+FFFD per byte token left, for every chunking
+/// (a stream may have sent those characters already). `decode` stays the crate's.
+#[test]
+fn byte_fallback_run_keeps_its_complete_characters() {
+    let json = fixtures::tokenizer_json("phi-3-mini");
+    let tok: Tokenizer = json.parse().unwrap();
+    let det = Arc::new(Detokenizer::from_json(&json).unwrap());
+    let bytes = |data: &[u8]| -> Vec<u32> {
+        data.iter()
+            .map(|b| tok.token_to_id(&format!("<0x{b:02X}>")).unwrap())
+            .collect()
+    };
+    let world = tok.token_to_id("\u{2581}world").unwrap();
+    let cases: [(Vec<u32>, &str); 4] = [
+        (bytes(b"\xE8\x88\x87\xE7"), "與\u{FFFD}"),
+        (
+            bytes(b"\xE8\x88\x87\xF0\x9F\x98"),
+            "與\u{FFFD}\u{FFFD}\u{FFFD}",
+        ),
+        (
+            [bytes(b"\xEC\x84\xAC\xE1"), vec![world]].concat(),
+            "섬\u{FFFD} world",
+        ),
+        (
+            bytes(b"\x95\xEB\xB9\xB5"),
+            "\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}",
+        ),
+    ];
+    for (ids, want) in cases {
+        for chunk in 1..=ids.len() {
+            assert_eq!(
+                stream_text(&det, &[], &ids, chunk, false),
+                want,
+                "chunk {chunk}"
+            );
+        }
+        assert_eq!(
+            det.decode(&ids, false).unwrap(),
+            tok.decode(&ids, false).unwrap()
+        );
+    }
+}

@@ -158,6 +158,16 @@ impl ByteLevel {
     }
 }
 
+/// How a run of byte tokens that is not valid UTF-8 is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rendering {
+    /// As `ByteFallback` does: one U+FFFD per byte token of the run.
+    Decode,
+    /// As a stream sends it: the complete characters before the first bad or missing byte,
+    /// then one U+FFFD per byte token left.
+    Stream,
+}
+
 /// SentencePiece with byte fallback (Llama-2, Mistral, Phi-3; Gemma without `Strip`): a `<0xNN>`
 /// token is one byte; other tokens are their text with `▁` as a space. A run of byte tokens that
 /// is valid UTF-8 as a whole is that text, otherwise one U+FFFD per byte token. `Strip` then
@@ -211,13 +221,23 @@ impl Pieces {
         self.is_byte.get(id as usize).copied().unwrap_or(false)
     }
 
-    fn flush_run(run: &[u8], out: &mut String) {
+    /// A finished run of byte tokens as `rendering` shows it (see [`Rendering`]).
+    fn flush_run(run: &[u8], rendering: Rendering, out: &mut String) {
         if run.is_empty() {
             return;
         }
         match std::str::from_utf8(run) {
             Ok(s) => out.push_str(s),
-            Err(_) => out.extend(std::iter::repeat_n(char::REPLACEMENT_CHARACTER, run.len())),
+            Err(e) => {
+                let kept = match rendering {
+                    Rendering::Decode => 0,
+                    Rendering::Stream => e.valid_up_to(),
+                };
+                let valid = run.get(..kept).unwrap_or_default();
+                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                let rest = run.len() - kept;
+                out.extend(std::iter::repeat_n(char::REPLACEMENT_CHARACTER, rest));
+            }
         }
     }
 
@@ -262,7 +282,22 @@ impl Pieces {
         out: &mut String,
         scratch: &mut Scratch,
     ) {
-        self.render(ids, start, false, out, scratch);
+        self.render(ids, start, Rendering::Decode, false, out, scratch);
+    }
+
+    /// The text a stream shows for `ids`: like [`Self::decode_into`], except that a run that is
+    /// not valid UTF-8 keeps the complete characters before its first bad or missing byte, then
+    /// has one U+FFFD per byte token left. `decode` turns the whole run into U+FFFD, also the
+    /// characters a stream already sent before the run went wrong; those stand, so whatever
+    /// the chunking, the stream's text is this one.
+    pub(crate) fn stream_text_into(
+        &self,
+        ids: &[u32],
+        start: Start,
+        out: &mut String,
+        scratch: &mut Scratch,
+    ) {
+        self.render(ids, start, Rendering::Stream, false, out, scratch);
     }
 
     /// The text a prompt tail shows once more ids may follow: like [`Self::decode_into`], except
@@ -276,13 +311,14 @@ impl Pieces {
         out: &mut String,
         scratch: &mut Scratch,
     ) {
-        self.render(ids, start, true, out, scratch);
+        self.render(ids, start, Rendering::Decode, true, out, scratch);
     }
 
     fn render(
         &self,
         ids: &[u32],
         start: Start,
+        rendering: Rendering,
         open_tail: bool,
         out: &mut String,
         scratch: &mut Scratch,
@@ -298,7 +334,7 @@ impl Pieces {
                 continue;
             }
             if !scratch.bytes.is_empty() {
-                Self::flush_run(&scratch.bytes, out);
+                Self::flush_run(&scratch.bytes, rendering, out);
                 scratch.bytes.clear();
             }
             // Table entries of text pieces were copied from a `str`.
@@ -310,7 +346,7 @@ impl Pieces {
                 out.push_str(std::str::from_utf8(valid).unwrap_or_default());
                 out.push(char::REPLACEMENT_CHARACTER);
             }
-            _ => Self::flush_run(&scratch.bytes, out),
+            _ => Self::flush_run(&scratch.bytes, rendering, out),
         }
         let spaces = out
             .get(begin..)

@@ -112,6 +112,27 @@ impl Engine {
         }
     }
 
+    /// Appends the text a stream shows for window entries `ids`: [`Engine::decode_into`]'s,
+    /// except for a SentencePiece byte run that is not valid UTF-8, which keeps its complete
+    /// characters before the first bad or missing byte (see `Pieces::stream_text_into`).
+    #[inline]
+    pub(crate) fn stream_text_into(
+        &self,
+        vocab: &Vocab,
+        ids: &[u32],
+        start: Start,
+        out: &mut String,
+        scratch: &mut Scratch,
+    ) -> Result<()> {
+        match self {
+            Engine::Pieces(e) => {
+                e.stream_text_into(ids, start, out, scratch);
+                Ok(())
+            }
+            _ => self.decode_into(vocab, ids, start, out, scratch),
+        }
+    }
+
     /// Whether the text of `ids` (already rendered as `text`) ends inside a character that more
     /// ids could still complete.
     #[inline]
@@ -192,10 +213,8 @@ impl Engine {
         }
     }
 
-    /// The start state of the window that begins right after `dropped`, which began in `start`.
-    /// Whether a byte-fallback prefix that `decode` rewrites once more ids follow was complete
-    /// text: its run ends on a character boundary, so its text was emitted (or is prompt text)
-    /// as it stands, and a retroactive rewrite is sliced as vLLM slices it.
+    /// Whether a byte-fallback prompt tail ends on a character boundary of its run, so that its
+    /// text is prompt text as it stands (no unfinished character for the output to complete).
     pub(crate) fn complete_run_rewritten(
         &self,
         prefix: &[u32],
@@ -216,6 +235,7 @@ impl Engine {
         }
     }
 
+    /// The start state of the window that begins right after `dropped`, which began in `start`.
     pub(crate) fn start_after(
         &self,
         dropped: &[u32],
