@@ -3,10 +3,9 @@
 Every expected value here is a fact measured by sending the body of ``vllm_parity_cases.py`` to
 vLLM 0.33.0's derender route (``vllm/entrypoints/scale_out/derender/api_router.py`` and
 ``serving.py``, ``vllm/renderers/online_derenderer.py``, run on CPU by
-``acceptance/vllm/oracle.py --parity``); no vLLM code runs here. Tests that tokstream fails
-today are strict xfails naming their issue-10 item, so a fix turns them into failures until the
-mark goes. The last tests are where vLLM is wrong and tokstream keeps its exact text (README,
-"Differences from vLLM").
+``acceptance/vllm/oracle.py --parity``); no vLLM code runs here. tokstream gives every one of
+them (a rule it broke would be a strict xfail naming its issue-10 item). The last tests are
+where vLLM is wrong and tokstream keeps its exact text (README, "Differences from vLLM").
 """
 
 from __future__ import annotations
@@ -26,10 +25,6 @@ import fixtures
 
 _BY_NAME = {case["name"]: case for case in cases.all_cases()}
 Run = Callable[[str], Any]
-
-
-def _xfail(item: int, what: str) -> Any:
-    return pytest.mark.xfail(strict=True, reason=f"issue 10 item {item}: {what}")
 
 
 #: With this set to the answers ``acceptance/vllm/oracle.py --parity`` wrote, the tests check
