@@ -176,7 +176,15 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
         out = Some((choice, o));
     }
 
-    let mut j = Json::with_capacity(512);
+    // An answer is some 700 bytes plus a few hundred a logprob position: sized once, it is
+    // written without growing.
+    let positions = resp
+        .choices
+        .first()
+        .and_then(|c| c.logprobs.as_ref())
+        .and_then(|l| l.content.as_ref())
+        .map_or(0, Vec::len);
+    let mut j = Json::with_capacity(1024 + 448 * positions.min(1024));
     output::open_chunk(
         &mut j,
         &request_id,
