@@ -606,3 +606,23 @@ def test_usage_only_chunk_leaves_the_state_as_it_was(path: str) -> None:
     assert later.state == first.state
     assert later.answers[0]["chunk"]["choices"] == []
     assert later.answers[0]["chunk"]["usage"] == usage(2, 2)
+
+
+def test_stream_usage_details_pass_through() -> None:
+    """Beyond vLLM (which leaves them null), a chunk's usage details are the engine's, as sent."""
+    details = {"cached_tokens": 2}
+    chunk = gen_chunk(
+        [gen_choice([HELLO], finish_reason="length")],
+        usage={
+            "prompt_tokens": 5,
+            "total_tokens": 6,
+            "completion_tokens": 1,
+            "prompt_tokens_details": details,
+            "completion_tokens_details": {"reasoning_tokens": 0},
+        },
+    )
+    for path in PATHS:
+        run = run_stream_calls(load_derenderer(QWEN), path, [chunk])
+        got = run.answers[0]["chunk"]["usage"]
+        assert got["prompt_tokens_details"] == details
+        assert got["completion_tokens_details"] == {"reasoning_tokens": 0}
