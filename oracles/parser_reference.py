@@ -11,8 +11,9 @@ with ``VllmReference`` seeded from the full prompt), discarding what the replay 
 the current chunk. Nothing is cached or fast: per chunk it is O(n) detokenization plus O(n)
 parser calls that each re-scan O(n) text, so a generation costs O(n^2) to O(n^3).
 
-Markers: ``<think>`` and ``</think>`` must be single tokens and are found by id, their text then
-cut from the delta (vLLM's way); hermes tags are found in the text, as vLLM's hermes parser finds
+Markers: ``<think>`` and ``</think>`` (and, for qwen3, whose reasoning a ``<tool_call>`` ends,
+that tag too) must be single tokens and are found by id, their text then cut from the delta
+(vLLM's way); hermes tags are found in the text, as vLLM's hermes parser finds
 them, holding back a suffix that could begin a tag only when the tag is not a single token. (So a
 tag spelled out by several tokens counts here, where the contract counts single-token tags by id
 only; the benchmark generations never spell one out.) Tool-call ids: vLLM pins them per index in
@@ -62,6 +63,7 @@ from .vllm_reference import State, VllmReference
 
 THINK_START, THINK_END = "<think>", "</think>"
 TOOL_START, TOOL_END = "<tool_call>", "</tool_call>"
+TURNS = ("<|im_start|>", "<|im_end|>")
 REASONING_PARSERS = ("deepseek_r1", "qwen3")
 TOOL_PARSERS = ("hermes",)
 #: JSON as tokens: a string (group 1 set when it is closed), punctuation, whitespace, the end tag,
@@ -86,17 +88,36 @@ def last_index(ids: list[int], value: int) -> int:
 class ThinkReasoningParser:
     """``<think>`` reasoning, ``deepseek_r1`` or ``qwen3`` variant; markers found by token id.
 
-    The prompt's last marker decides how the output starts (``<think>``: in reasoning); without
-    one, ``deepseek_r1`` starts in reasoning and ``qwen3`` in content.
+    Reasoning runs until ``</think>`` (qwen3: or ``<tool_call>``, which stays in the content) and
+    ends once: a ``<think>`` inside it is dropped, think markers after it are content. Where it
+    starts: deepseek_r1 from the prompt's last think marker (neither: in reasoning); qwen3 in
+    content when ``thinking`` is off, else in reasoning unless the prompt's last ``</think>``,
+    ``<tool_call>``, ``<think>`` or ChatML turn marker is one of the first two.
     """
 
-    def __init__(self, tok: Tokenizer, variant: str, prompt_token_ids: list[int]) -> None:
+    def __init__(
+        self, tok: Tokenizer, variant: str, prompt_token_ids: list[int], thinking: bool = True
+    ) -> None:
         start, end = tok.token_to_id(THINK_START), tok.token_to_id(THINK_END)
         if start is None or end is None:
             raise ValueError("the reference needs <think> and </think> as single tokens")
         self.start_id, self.end_id = start, end
-        opened, closed = last_index(prompt_token_ids, start), last_index(prompt_token_ids, end)
-        self.starts_in_reasoning = opened > closed if opened != closed else variant == "deepseek_r1"
+        self.call_id: int | None = None
+        if variant == "qwen3":
+            self.call_id = tok.token_to_id(TOOL_START)
+            if self.call_id is None:
+                raise ValueError("the reference needs <tool_call> as a single token for qwen3")
+        if variant == "deepseek_r1":
+            opened, closed = last_index(prompt_token_ids, start), last_index(prompt_token_ids, end)
+            self.starts_in_reasoning = opened >= closed
+        elif not thinking:
+            self.starts_in_reasoning = False
+        else:
+            turns = [tok.token_to_id(t) for t in TURNS]
+            stops = [last_index(prompt_token_ids, i) for i in (start, *turns) if i is not None]
+            ends = [last_index(prompt_token_ids, i) for i in (end, self.call_id) if i is not None]
+            self.starts_in_reasoning = max(ends) < max(stops, default=-1) or max(ends) < 0
+        self.ends = tuple(i for i in (end, self.call_id) if i is not None)
 
     def extract_reasoning_streaming(
         self,
@@ -108,23 +129,29 @@ class ThinkReasoningParser:
         delta_token_ids: Sequence[int],
     ) -> tuple[str, str]:
         """Returns the delta's ``(reasoning, content)``, the mode from a re-scan of the ids."""
-        opened = last_index(previous_token_ids, self.start_id)
-        closed = last_index(previous_token_ids, self.end_id)
-        in_reasoning = opened > closed if opened != closed else self.starts_in_reasoning
-        parts: dict[bool, list[str]] = {True: [], False: []}
+        in_reasoning = self.starts_in_reasoning and not any(
+            i in previous_token_ids for i in self.ends
+        )
+        if not in_reasoning:
+            return "", delta_text
+        reasoning: list[str] = []
         rest = delta_text
         for token_id in delta_token_ids:
-            if token_id not in (self.start_id, self.end_id):
+            if token_id not in (self.start_id, *self.ends):
                 continue
-            marker = THINK_START if token_id == self.start_id else THINK_END
+            marker = {self.start_id: THINK_START, self.end_id: THINK_END}.get(token_id, TOOL_START)
             at = rest.find(marker)
             if at < 0:
                 continue
-            parts[in_reasoning].append(rest[:at])
-            rest = rest[at + len(marker) :]
-            in_reasoning = token_id == self.start_id
-        parts[in_reasoning].append(rest)
-        return "".join(parts[True]), "".join(parts[False])
+            reasoning.append(rest[:at])
+            if token_id == self.start_id:
+                rest = rest[at + len(marker) :]
+                continue
+            # </think> is dropped; <tool_call> begins the content.
+            after = at + len(marker) if token_id == self.end_id else at
+            return "".join(reasoning), rest[after:]
+        reasoning.append(rest)
+        return "".join(reasoning), ""
 
 
 def scan_call(text: str, pos: int, end: int) -> tuple[dict[str, tuple[int, int, bool]], int | None]:
@@ -182,7 +209,8 @@ class HermesToolParser:
 
     Content is the text before the first start tag; inside a call the name is sent once it is a
     complete JSON string, then the arguments value's raw text as it grows (``parameters`` is read
-    when ``arguments`` is absent). A call with no name never counts (nor takes an index).
+    when ``arguments`` is absent; neither: ``{}`` when the call ends). A call with no name never
+    counts (nor takes an index).
     """
 
     def __init__(self, tok: Tokenizer) -> None:
@@ -210,20 +238,24 @@ class HermesToolParser:
         pos = first + len(TOOL_START)
         while True:
             fields, stop = scan_call(text, pos, end)
-            calls.append(self.call_of(text, fields))
+            calls.append(self.call_of(text, fields, stop is not None or final))
             following = -1 if stop is None else text.find(TOOL_START, stop, end)
             if following < 0:
                 return text[:first], calls
             pos = following + len(TOOL_START)
 
     @staticmethod
-    def call_of(text: str, fields: dict[str, tuple[int, int, bool]]) -> tuple[str | None, str]:
+    def call_of(
+        text: str, fields: dict[str, tuple[int, int, bool]], closed: bool
+    ) -> tuple[str | None, str]:
+        """A call's name (None until complete) and arguments: ``{}`` once a call that has no
+        arguments value has ended."""
         name = None
         if "name" in fields and fields["name"][2] and text[fields["name"][0]] == '"':
             start, stop, _ = fields["name"]
             name = json.loads(text[start:stop])
         spans = [fields[k] for k in ("arguments", "parameters") if k in fields]
-        args = text[spans[0][0] : spans[0][1]] if spans else ""
+        args = text[spans[0][0] : spans[0][1]] if spans else ("{}" if closed else "")
         return name, args
 
     def extract_tool_calls_streaming(
@@ -263,11 +295,12 @@ class ChatStreamParser:
         reasoning_parser: str | None,
         tools: bool,
         prompt_token_ids: list[int],
+        thinking: bool = True,
     ) -> None:
         self.reasoning = (
             None
             if reasoning_parser is None
-            else ThinkReasoningParser(tok, reasoning_parser, prompt_token_ids)
+            else ThinkReasoningParser(tok, reasoning_parser, prompt_token_ids, thinking)
         )
         self.tools = HermesToolParser(tok) if tools else None
         self.previous_text, self.content_text = "", ""
@@ -332,7 +365,12 @@ class ReplayChatDerenderer(ReferenceDerenderer):
 
     def _parser(self, creq: Any, prompt: list[int]) -> ChatStreamParser:
         tools = self.tool_parser is not None and bool(creq.tools) and creq.tool_choice != "none"
-        return ChatStreamParser(self.tok, self.reasoning_parser, tools, prompt)
+        kwargs = creq.chat_template_kwargs or {}
+        if "enable_thinking" in kwargs:
+            thinking = bool(kwargs["enable_thinking"])
+        else:
+            thinking = creq.reasoning_effort != "none"
+        return ChatStreamParser(self.tok, self.reasoning_parser, tools, prompt, thinking)
 
     def _params(self, req: Any) -> Params:
         creq = req.chat_request

@@ -111,17 +111,32 @@ PROMPTS = {
         ),
     },
 }
-#: Where each prompt kind starts the output, by reasoning parser (the contract's rule).
+#: Where each prompt kind starts the output, by reasoning parser, with thinking on (vLLM's
+#: rules): deepseek_r1 from the prompt's last think marker; qwen3 in reasoning unless the prompt
+#: closed it after its last turn marker (an earlier turn's ``</think>`` does not count).
 STARTS_IN_REASONING = {
     ("none", "deepseek_r1"): True,
-    ("none", "qwen3"): False,
+    ("none", "qwen3"): True,
     ("open", "deepseek_r1"): True,
     ("open", "qwen3"): True,
     ("closed", "deepseek_r1"): False,
     ("closed", "qwen3"): False,
     ("history", "deepseek_r1"): False,
-    ("history", "qwen3"): False,
+    ("history", "qwen3"): True,
 }
+#: ChatML's turn markers: a qwen3 prompt's think markers count only after the last of them.
+TURNS = ("<|im_start|>", "<|im_end|>")
+
+
+def thinking_of(request: dict[str, Any] | None) -> bool:
+    """Whether a chat request leaves thinking on, as vLLM's qwen3 parser reads it:
+    ``chat_template_kwargs["enable_thinking"]`` by Python truth when the key is there, else
+    ``reasoning_effort`` not ``"none"``; on by default."""
+    request = request or {}
+    kwargs = request.get("chat_template_kwargs") or {}
+    if "enable_thinking" in kwargs:
+        return bool(kwargs["enable_thinking"])
+    return request.get("reasoning_effort") != "none"
 
 
 def encode(tok: Tokenizer, text: str) -> list[int]:
@@ -322,15 +337,31 @@ class Tag(str):
     __slots__ = ()
 
 
-def starts_in_reasoning(tok: Tokenizer, variant: str | None, prompt: Sequence[int]) -> bool:
-    """The prompt's last ``<think>``/``</think>`` id decides; neither: the variant's default."""
+def starts_in_reasoning(
+    tok: Tokenizer, variant: str | None, prompt: Sequence[int], thinking: bool = True
+) -> bool:
+    """Where the output starts. deepseek_r1: the prompt's last ``<think>``/``</think>`` id
+    decides, with neither in reasoning. qwen3: in content when thinking is off; else the
+    prompt's last ``</think>``, ``<tool_call>``, ``<think>`` or turn marker id decides (the first
+    two close reasoning), with none in reasoning."""
     if variant is None:
         return False
     think, end = tok.token_to_id(THINK), tok.token_to_id(END_THINK)
+    if variant == "deepseek_r1":
+        for i in reversed(prompt):
+            if i in (think, end):
+                return i == think
+        return True
+    if not thinking:
+        return False
+    closers = {tok.token_to_id(m) for m in (END_THINK, TOOL)} - {None}
+    stops = {tok.token_to_id(m) for m in (THINK, *TURNS)} - {None}
     for i in reversed(prompt):
-        if i in (think, end):
-            return i == think
-    return variant == "deepseek_r1"
+        if i in closers:
+            return False
+        if i in stops:
+            return True
+    return True
 
 
 def _skip_ws(s: str, i: int) -> int:
@@ -388,18 +419,27 @@ def oracle(
     reasoning: str | None,
     tools: bool,
     parallel: bool = True,
+    thinking: bool = True,
 ) -> Message:
     """What the contract makes of a whole output, from ``tokenizers``' decode alone.
 
     The output's text (``decode`` with ``skip_special_tokens=False``) is split per the contract:
-    markers that are one token count only as that id, others as text; ``<think>``/``</think>``
-    switch between reasoning and content (initial state from the prompt); in content, the text
-    before the first ``<tool_call>`` is content, each call's body runs to a ``</tool_call>``
-    outside a JSON string, and text after the first call starts and outside calls is dropped. A
-    call cut off by the end of the output is kept when its name is complete.
+    markers that are one token count only as that id, others as text. Reasoning (initial state
+    from the prompt and ``thinking``) runs until ``</think>`` (or, qwen3, a ``<tool_call>``,
+    which then starts the content); a ``<think>`` in it is dropped, and after it think markers
+    are content text. In content, the text before the first ``<tool_call>`` is content, each
+    call's body runs to a ``</tool_call>`` outside a JSON string, and text after the first call
+    starts and outside calls is dropped. A call cut off by the end of the output is kept when its
+    name is complete; a call with no arguments value has ``{}``.
     """
     tok = load_tokenizer(name)
-    active = [*((THINK, END_THINK) if reasoning else ()), *((TOOL, END_TOOL) if tools else ())]
+    # qwen3's reasoning ends at a <tool_call> even when tools are off.
+    call_ends = reasoning == "qwen3"
+    active = [
+        *((THINK, END_THINK) if reasoning else ()),
+        *((TOOL,) if tools or call_ends else ()),
+        *((END_TOOL,) if tools else ()),
+    ]
     by_id = {single_id(tok, m): m for m in active if single_id(tok, m) is not None}
     seq: list[str] = []
     run: list[int] = []
@@ -423,7 +463,7 @@ def oracle(
         plain = all(not isinstance(u, Tag) for u in items)
         return len(marker) if plain and "".join(items) == marker else 0
 
-    in_reasoning = starts_in_reasoning(tok, reasoning, prompt)
+    in_reasoning = starts_in_reasoning(tok, reasoning, prompt, thinking)
     content: list[str] = []
     thought: list[str] = []
     calls: list[tuple[str | None, str]] = []
@@ -445,15 +485,18 @@ def oracle(
                 elif ch == '"':
                     in_string = not in_string
             body.append(seq[k])
-        elif n := at(k, THINK):
-            in_reasoning, k = True, k + n
-            continue
-        elif n := at(k, END_THINK):
-            in_reasoning, k = False, k + n
-            continue
         elif in_reasoning:
+            if n := at(k, THINK):
+                k += n
+                continue
+            if n := at(k, END_THINK):
+                in_reasoning, k = False, k + n
+                continue
+            if call_ends and at(k, TOOL):
+                in_reasoning = False  # the tag is read again, as content
+                continue
             thought.append(seq[k])
-        elif n := at(k, TOOL):
+        elif tools and (n := at(k, TOOL)):
             body, in_string, escaped, seen_call = [], False, False, True
             k += n
             continue
@@ -462,5 +505,5 @@ def oracle(
         k += 1
     if body is not None:
         calls.append(scan_call("".join(body)))
-    kept = tuple((n, a) for n, a in calls if n is not None)
+    kept = tuple((n, a or "{}") for n, a in calls if n is not None)
     return Message("".join(content), "".join(thought), kept[:1] if not parallel else kept)

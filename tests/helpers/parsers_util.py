@@ -26,7 +26,7 @@ from helpers.derender_util import (
     ok,
     state_size,
 )
-from helpers.parsers_oracle import SERVED, Message, chat_request, oracle
+from helpers.parsers_oracle import SERVED, Message, chat_request, oracle, thinking_of
 
 MODES = ("resumable", "replay")
 #: The resumable stream state must stay under this many bytes (compact JSON), at any length.
@@ -261,10 +261,13 @@ def expect(
     request: dict[str, Any],
 ) -> Message:
     """The oracle's message under ``request`` (tools, ``parallel_tool_calls``,
-    ``include_reasoning``)."""
+    ``include_reasoning``, thinking)."""
     tools = tool is not None and tools_active(request)
     parallel = request.get("parallel_tool_calls") is not False
-    want = oracle(name, prompt, gen, reasoning=reasoning, tools=tools, parallel=parallel)
+    thinking = thinking_of(request)
+    want = oracle(
+        name, prompt, gen, reasoning=reasoning, tools=tools, parallel=parallel, thinking=thinking
+    )
     if request.get("include_reasoning") is False:
         want = Message(want.content, "", want.calls)
     return want

@@ -1,13 +1,16 @@
 //! What parsing adds to a response: content, reasoning and tool-call deltas, and what the
-//! request allows the tool parser.
+//! request allows the parsers.
 
-/// What the request asks of the tool parser.
+/// What the request asks of the tool parser, and of Qwen3's reasoning.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolRules {
     /// Tool calls are parsed at all (`tools` given, `tool_choice` not `"none"`).
     pub enabled: bool,
     /// More than one call may be sent.
     pub parallel: bool,
+    /// Thinking is on (`chat_template_kwargs.enable_thinking`, default true): Qwen3's output
+    /// starts in reasoning.
+    pub thinking: bool,
 }
 
 /// A tool call's part of one delta.

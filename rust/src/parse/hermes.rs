@@ -222,10 +222,17 @@ impl ToolState {
         self.has_arguments = false;
     }
 
-    /// Ends the call: a call whose name was found but not sent yet is sent now.
+    /// Ends the call: a call whose name was found but not sent yet is sent now, and a sent call
+    /// that had no arguments value gets `{}` (vLLM's stream ends such a call with it).
     fn close(&mut self, rules: ToolRules, out: &mut Delta) {
         if !self.sent && self.at != At::InString && !self.name.is_empty() {
             self.send_name(rules, out);
+        }
+        if self.sent && !self.has_arguments {
+            self.has_arguments = true;
+            if !self.muted(rules) {
+                out.push_arguments(self.index(), "{}");
+            }
         }
         self.in_call = false;
         self.name.clear();

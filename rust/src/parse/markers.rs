@@ -8,7 +8,8 @@ use crate::detokenizer::Detokenizer;
 pub enum Reasoning {
     /// DeepSeek-R1: output starts in reasoning unless the prompt closed `<think>`.
     DeepSeekR1,
-    /// Qwen3: output starts in content unless the prompt opened `<think>`.
+    /// Qwen3: output starts in reasoning (unless the request turns thinking off or the prompt
+    /// closed `<think>` in the current turn), and `<tool_call>` ends reasoning too.
     Qwen3,
 }
 
@@ -34,6 +35,9 @@ impl Reasoning {
         }
     }
 }
+
+/// The turn markers of ChatML, which Qwen3's template writes around every message.
+const TURN_MARKERS: [&str; 2] = ["<|im_start|>", "<|im_end|>"];
 
 /// A marker's text, and its id when it is one token of the vocabulary (then only that token
 /// counts as the marker; otherwise its text does, wherever it appears).
@@ -70,6 +74,9 @@ pub struct Parsers {
     pub(crate) think_close: Marker,
     pub(crate) call_open: Marker,
     pub(crate) call_close: Marker,
+    /// The ChatML turn markers (`<|im_start|>`, `<|im_end|>`) when they are tokens: a Qwen3
+    /// prompt's think markers count only after the last of them.
+    pub(crate) turns: [Option<u32>; 2],
 }
 
 impl Parsers {
@@ -85,6 +92,7 @@ impl Parsers {
             think_close: Marker::new(det, "</think>"),
             call_open: Marker::new(det, "<tool_call>"),
             call_close: Marker::new(det, "</tool_call>"),
+            turns: TURN_MARKERS.map(|text| Marker::new(det, text).id),
         })
     }
 
@@ -139,7 +147,7 @@ impl Parsers {
             Some(Tag::ThinkOpen)
         } else if self.reasoning.is_some() && is(&self.think_close) {
             Some(Tag::ThinkClose)
-        } else if self.tools && is(&self.call_open) {
+        } else if (self.tools || self.reasoning == Some(Reasoning::Qwen3)) && is(&self.call_open) {
             Some(Tag::CallOpen)
         } else if self.tools && is(&self.call_close) {
             Some(Tag::CallClose)

@@ -6,14 +6,16 @@
 //! chunk and no chunk needs the history; replaying the history from a fresh state gives the same
 //! state, which is how a replay-buffer state (vLLM's) is continued.
 //!
-//! - `think` reasoning (`deepseek_r1`, `qwen3`): output between `<think>` and `</think>` is
-//!   reasoning. The prompt decides where the output starts: inside reasoning when its last think
-//!   marker opens one, in content when it closes one; with neither, DeepSeek-R1 starts in
-//!   reasoning (its template opens `<think>` for the model) and Qwen3 in content.
+//! - `think` reasoning (`deepseek_r1`, `qwen3`), as vLLM's parsers: output is reasoning until
+//!   `</think>` ends it (a `<think>` inside it is dropped); reasoning ends once, and think
+//!   markers after it are content text. DeepSeek-R1 starts in reasoning unless the prompt's last
+//!   think marker is `</think>`. Qwen3 starts in reasoning unless the request turns thinking off
+//!   (`chat_template_kwargs.enable_thinking`) or the prompt closed it in the current turn, and a
+//!   `<tool_call>` ends its reasoning too (the call is then parsed).
 //! - `hermes` tool calls: `<tool_call>{"name": ..., "arguments": ...}</tool_call>`. Content is
 //!   the text before the first call. In a call a JSON scanner finds the name (sent once known)
-//!   and the raw text of the arguments value (sent as it grows); `</tool_call>` inside a JSON
-//!   string does not end the call.
+//!   and the raw text of the arguments value (sent as it grows; `{}` when the call ends without
+//!   one); `</tool_call>` inside a JSON string does not end the call.
 //!
 //! The wire layer drives any parser through [`ChatParser`] and [`Session`]: the built-in ones
 //! ([`Parsers`]) and a user's (a Python object, in the binding) take the same path, so ids,
@@ -135,7 +137,7 @@ impl ChatParser for Parsers {
         Ok(Box::new(Builtin {
             parsers: self,
             rules: cx.rules,
-            state: ParseState::initial(self, cx.prompt),
+            state: ParseState::initial(self, cx.prompt, cx.rules),
         }))
     }
 

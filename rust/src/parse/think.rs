@@ -1,43 +1,66 @@
 //! One choice's parser state (carried in `stream_state["parser"]`) and the think reasoning
-//! parser: output between `<think>` and `</think>` is reasoning; content goes on to the tool
-//! parser.
+//! parser: output is reasoning until `</think>` ends it, then content, which goes on to the tool
+//! parser. Reasoning ends once: after it, think markers are content text.
 
 use serde::{Deserialize, Serialize};
 
 use super::delta::{Delta, ToolRules};
 use super::hermes::{self, ToolState};
-use super::markers::{Parsers, Reasoning, Tag};
+use super::markers::{Marker, Parsers, Reasoning, Tag};
 use crate::holdback::{joined, open_suffix};
 
 /// One choice's parser state, carried in `stream_state["parser"]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParseState {
-    /// Inside reasoning.
+    /// Inside reasoning (it has not ended yet).
     #[serde(rename = "r", default)]
     pub(crate) reasoning: bool,
-    /// Text held back because it may begin a think marker (text-matched markers only).
+    /// Reasoning text held back because it may begin a marker (text-matched markers only).
     #[serde(rename = "h", default, skip_serializing_if = "String::is_empty")]
     pub(crate) held: String,
     #[serde(rename = "t", default)]
     pub(crate) tool: ToolState,
 }
 
+/// What a marker found in reasoning does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// `<think>` inside reasoning: dropped.
+    Open,
+    /// `</think>`: reasoning ends, the marker is dropped.
+    Close,
+    /// `<tool_call>` (Qwen3): reasoning ends and the marker starts the content.
+    Call,
+}
+
 impl ParseState {
-    /// The state a choice's output starts in, from the prompt's ids.
-    pub(crate) fn initial(p: &Parsers, prompt: &[u32]) -> ParseState {
+    /// The state a choice's output starts in, from the prompt's ids and (Qwen3) the request's
+    /// `enable_thinking`.
+    ///
+    /// DeepSeek-R1: in reasoning unless the prompt's last think marker is `</think>`. Qwen3: in
+    /// content when thinking is off; else in reasoning unless the prompt closed it in the
+    /// current turn (a `</think>` or `<tool_call>` after the last turn marker and after any
+    /// `<think>`).
+    pub(crate) fn initial(p: &Parsers, prompt: &[u32], rules: ToolRules) -> ParseState {
+        let open = p.think_open.id;
+        let close = p.think_close.id;
         let reasoning = match p.reasoning {
             None => false,
-            Some(kind) => {
-                let open = p.think_open.id;
-                let close = p.think_close.id;
-                let last = prompt
+            Some(Reasoning::DeepSeekR1) => prompt
+                .iter()
+                .rev()
+                .find(|&&id| Some(id) == open || Some(id) == close)
+                .is_none_or(|&id| Some(id) == open),
+            Some(Reasoning::Qwen3) if !rules.thinking => false,
+            Some(Reasoning::Qwen3) => {
+                let call = p.call_open.id;
+                let ends = |id: u32| Some(id) == close || Some(id) == call;
+                let stops = |id: u32| Some(id) == open || p.turns.contains(&Some(id));
+                prompt
                     .iter()
                     .rev()
-                    .find(|&&id| Some(id) == open || Some(id) == close);
-                match last {
-                    Some(&id) => Some(id) == open,
-                    None => kind == Reasoning::DeepSeekR1,
-                }
+                    .find(|&&id| ends(id) || stops(id))
+                    .is_none_or(|&id| !ends(id))
             }
         };
         ParseState {
@@ -56,73 +79,100 @@ impl ParseState {
         rules: ToolRules,
         out: &mut Delta,
     ) {
-        if p.reasoning.is_none() {
+        if !self.reasoning {
+            if !self.held.is_empty() {
+                // Held by an earlier version's parser, which held text in content too.
+                let held = std::mem::take(&mut self.held);
+                self.tool.feed(&held, None, p, rules, out);
+            }
             self.tool.feed(text, tag, p, rules, out);
             return;
         }
-        match tag {
-            Some(t @ (Tag::ThinkOpen | Tag::ThinkClose)) => {
-                let marker = if t == Tag::ThinkOpen {
-                    &p.think_open
-                } else {
-                    &p.think_close
-                };
-                let before = text.strip_suffix(marker.text).unwrap_or(text);
-                self.route(before, None, p, rules, out);
-                self.reasoning = t == Tag::ThinkOpen;
+        let found = match tag {
+            Some(Tag::ThinkOpen) => Some((Found::Open, &p.think_open)),
+            Some(Tag::ThinkClose) => Some((Found::Close, &p.think_close)),
+            Some(Tag::CallOpen) if p.reasoning == Some(Reasoning::Qwen3) => {
+                Some((Found::Call, &p.call_open))
             }
-            _ if p.think_open.id.is_some() && p.think_close.id.is_some() => {
-                self.route(text, tag, p, rules, out);
+            _ => None,
+        };
+        let Some((found, marker)) = found else {
+            self.think_text(text, p, rules, out);
+            return;
+        };
+        let before = text.strip_suffix(marker.text).unwrap_or(text);
+        let mark = text.get(before.len()..).unwrap_or_default();
+        self.think_text(before, p, rules, out);
+        if !self.reasoning {
+            // Text before the marker ended reasoning: the marker is content.
+            self.tool.feed(mark, tag, p, rules, out);
+            return;
+        }
+        // A marker token: what was held cannot complete a text marker any more.
+        let held = std::mem::take(&mut self.held);
+        out.reasoning.push_str(&held);
+        match found {
+            Found::Open => {}
+            Found::Close => self.reasoning = false,
+            Found::Call => {
+                self.reasoning = false;
+                self.tool.feed(mark, tag, p, rules, out);
             }
-            _ => self.scan_think(text, tag, p, rules, out),
         }
     }
 
-    /// Sends text to reasoning or, in content, on to the tool parser.
-    fn route(
-        &mut self,
-        text: &str,
-        tag: Option<Tag>,
-        p: &Parsers,
-        rules: ToolRules,
-        out: &mut Delta,
-    ) {
-        if self.reasoning {
+    /// The markers that end or continue reasoning and count by their text, with what each does.
+    fn text_markers(p: &Parsers) -> impl Iterator<Item = (Found, &Marker)> {
+        let call = (p.reasoning == Some(Reasoning::Qwen3)).then_some((Found::Call, &p.call_open));
+        [(Found::Open, &p.think_open), (Found::Close, &p.think_close)]
+            .into_iter()
+            .chain(call)
+            .filter(|(_, m)| m.id.is_none())
+    }
+
+    /// Reasoning text outside marker tokens: scans for the text-matched markers, holding back a
+    /// suffix that may begin one; once reasoning ends, the rest goes on as content.
+    fn think_text(&mut self, text: &str, p: &Parsers, rules: ToolRules, out: &mut Delta) {
+        if !self.reasoning {
+            self.tool.feed(text, None, p, rules, out);
+            return;
+        }
+        if Self::text_markers(p).next().is_none() {
             out.reasoning.push_str(text);
-        } else {
-            self.tool.feed(text, tag, p, rules, out);
+            return;
         }
-    }
-
-    /// Think markers matched by text: scan for the one that ends the current mode, holding back
-    /// a suffix that may begin it.
-    fn scan_think(
-        &mut self,
-        text: &str,
-        tag: Option<Tag>,
-        p: &Parsers,
-        rules: ToolRules,
-        out: &mut Delta,
-    ) {
         let buf = joined(std::mem::take(&mut self.held), text);
         let mut rest: &str = &buf;
         loop {
-            let marker = if self.reasoning {
-                p.think_close.text
-            } else {
-                p.think_open.text
+            let first = Self::text_markers(p)
+                .filter_map(|(f, m)| rest.find(m.text).map(|at| (at, f, m.text)))
+                .min_by_key(|&(at, _, _)| at);
+            let Some((at, found, marker)) = first else {
+                let keep = Self::text_markers(p)
+                    .map(|(_, m)| open_suffix(rest, m.text))
+                    .max()
+                    .unwrap_or(0);
+                let (send, hold) = rest.split_at(rest.len() - keep);
+                out.reasoning.push_str(send);
+                self.held = hold.to_owned();
+                return;
             };
-            if let Some(at) = rest.find(marker) {
-                self.route(rest.get(..at).unwrap_or_default(), None, p, rules, out);
-                self.reasoning = !self.reasoning;
-                rest = rest.get(at + marker.len()..).unwrap_or_default();
-                continue;
+            out.reasoning.push_str(rest.get(..at).unwrap_or_default());
+            let after = rest.get(at + marker.len()..).unwrap_or_default();
+            match found {
+                Found::Open => rest = after,
+                Found::Close => {
+                    self.reasoning = false;
+                    self.tool.feed(after, None, p, rules, out);
+                    return;
+                }
+                Found::Call => {
+                    self.reasoning = false;
+                    self.tool
+                        .feed(rest.get(at..).unwrap_or_default(), None, p, rules, out);
+                    return;
+                }
             }
-            let keep = open_suffix(rest, marker);
-            let (send, hold) = rest.split_at(rest.len() - keep);
-            self.route(send, tag, p, rules, out);
-            self.held = hold.to_owned();
-            break;
         }
     }
 
@@ -142,7 +192,11 @@ impl ParseState {
     /// The output ended: what is held back is text after all, and a call still open is closed.
     pub(crate) fn finish(&mut self, p: &Parsers, rules: ToolRules, out: &mut Delta) {
         let held = std::mem::take(&mut self.held);
-        self.route(&held, None, p, rules, out);
+        if self.reasoning {
+            out.reasoning.push_str(&held);
+        } else {
+            self.tool.feed(&held, None, p, rules, out);
+        }
         self.tool.finish(rules, out);
     }
 }
@@ -163,17 +217,19 @@ mod tests {
             think_close: m("</think>"),
             call_open: m("<tool_call>"),
             call_close: m("</tool_call>"),
+            turns: [None, None],
         }
     }
 
     const RULES: ToolRules = ToolRules {
         enabled: true,
         parallel: true,
+        thinking: true,
     };
 
     /// Content, reasoning and `(name, arguments)` per call, from `pieces` fed in order.
     fn run(p: &Parsers, pieces: &[&str]) -> (String, String, Vec<(String, String)>) {
-        let mut state = ParseState::initial(p, &[]);
+        let mut state = ParseState::initial(p, &[], RULES);
         let mut all = Delta::default();
         for piece in pieces {
             let mut d = Delta::default();
@@ -207,8 +263,30 @@ mod tests {
         let args = "{\"q\": \"a}</tool_call>\\\"\", \"n\": [1, {\"x\": []}]}";
         assert_eq!(
             calls,
-            [("find".into(), args.into()), ("none".into(), String::new())]
+            [("find".into(), args.into()), ("none".into(), "{}".into())]
         );
+    }
+
+    #[test]
+    fn reasoning_ends_once_and_later_think_markers_are_content() {
+        let p = by_text(Some(Reasoning::DeepSeekR1));
+        let out = "a<think>b</think>c<think>d</think>e";
+        let (content, reasoning, _) = run(&p, &[out]);
+        assert_eq!(
+            (reasoning.as_str(), content.as_str()),
+            ("ab", "c<think>d</think>e")
+        );
+    }
+
+    #[test]
+    fn a_tool_call_ends_qwen3_reasoning_only() {
+        let out = "plan<tool_call>{\"name\": \"f\"}</tool_call>";
+        let (content, reasoning, calls) = run(&by_text(Some(Reasoning::Qwen3)), &[out]);
+        assert_eq!((reasoning.as_str(), content.as_str()), ("plan", ""));
+        assert_eq!(calls, [("f".into(), "{}".into())]);
+        let (content, reasoning, calls) = run(&by_text(Some(Reasoning::DeepSeekR1)), &[out]);
+        assert_eq!((reasoning.as_str(), content.as_str()), (out, ""));
+        assert!(calls.is_empty());
     }
 
     #[test]
@@ -229,11 +307,24 @@ mod tests {
         let mut p = by_text(Some(Reasoning::Qwen3));
         p.think_open.id = Some(7);
         p.think_close.id = Some(8);
-        assert!(ParseState::initial(&p, &[1, 7, 2]).reasoning);
-        assert!(!ParseState::initial(&p, &[7, 8, 2]).reasoning);
-        assert!(!ParseState::initial(&p, &[1, 2]).reasoning);
+        p.call_open.id = Some(9);
+        p.turns = [Some(5), Some(6)];
+        let start = |p: &Parsers, prompt: &[u32]| ParseState::initial(p, prompt, RULES).reasoning;
+        assert!(start(&p, &[1, 7, 2]));
+        assert!(!start(&p, &[7, 8, 2]));
+        assert!(!start(&p, &[5, 9, 2]));
+        // Qwen3 thinks by default; an earlier turn's </think> does not close this one.
+        assert!(start(&p, &[1, 2]));
+        assert!(start(&p, &[7, 8, 6, 5, 2]));
+        let off = ToolRules {
+            thinking: false,
+            ..RULES
+        };
+        assert!(!ParseState::initial(&p, &[1, 7, 2], off).reasoning);
         p.reasoning = Some(Reasoning::DeepSeekR1);
-        assert!(ParseState::initial(&p, &[1, 2]).reasoning);
-        assert!(!ParseState::initial(&p, &[7, 8]).reasoning);
+        assert!(start(&p, &[1, 2]));
+        assert!(!start(&p, &[7, 8]));
+        assert!(!start(&p, &[7, 8, 6, 5, 2]));
+        assert!(ParseState::initial(&p, &[1, 2], off).reasoning);
     }
 }

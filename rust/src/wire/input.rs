@@ -360,6 +360,12 @@ pub(crate) struct Request<'a> {
     pub parallel_tool_calls: Option<bool>,
     #[serde(default)]
     pub include_reasoning: Option<bool>,
+    /// Read for `enable_thinking` only (the Qwen3 reasoning parser's start).
+    #[serde(default, borrow)]
+    pub chat_template_kwargs: Option<&'a RawValue>,
+    /// `"none"` turns thinking off when `chat_template_kwargs` does not say.
+    #[serde(default, borrow)]
+    pub reasoning_effort: Option<&'a RawValue>,
 }
 
 /// `stop`: one string or a list of them.

@@ -111,9 +111,38 @@ impl Ask {
             rules: ToolRules {
                 enabled: has_tools && !none,
                 parallel: req.parallel_tool_calls.unwrap_or(true),
+                thinking: thinking(req),
             },
             include_reasoning: req.include_reasoning.unwrap_or(true),
             named,
         }
+    }
+}
+
+/// Whether thinking is on, as vLLM's `qwen3` parser reads it: `chat_template_kwargs`'
+/// `enable_thinking` by Python truth (absent: true), else `reasoning_effort` not `"none"`.
+fn thinking(req: &Request<'_>) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Kwargs {
+        #[serde(default, deserialize_with = "present")]
+        enable_thinking: Option<serde_json::Value>,
+    }
+    fn present<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<serde_json::Value>, D::Error> {
+        serde::Deserialize::deserialize(d).map(Some)
+    }
+    let asked = req
+        .chat_template_kwargs
+        .and_then(|raw| serde_json::from_str::<Kwargs>(raw.get()).ok())
+        .and_then(|k| k.enable_thinking);
+    match asked {
+        Some(serde_json::Value::Null) => false,
+        Some(serde_json::Value::Bool(b)) => b,
+        Some(serde_json::Value::Number(n)) => n.as_f64() != Some(0.0),
+        Some(serde_json::Value::String(s)) => !s.is_empty(),
+        Some(serde_json::Value::Array(a)) => !a.is_empty(),
+        Some(serde_json::Value::Object(o)) => !o.is_empty(),
+        None => req.reasoning_effort.is_none_or(|e| e.get() != "\"none\""),
     }
 }
