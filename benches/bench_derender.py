@@ -195,7 +195,9 @@ def text_of(answer: dict[str, Any]) -> str:
     choices = answer["chunk"]["choices"]
     if not choices:
         return ""
-    return choices[0]["delta"]["content"] if "delta" in choices[0] else choices[0]["text"]
+    if "delta" in choices[0]:
+        return choices[0]["delta"]["content"] or ""  # an empty delta's content is null
+    return choices[0]["text"]
 
 
 def logprobs_of(answer: dict[str, Any]) -> Any:

@@ -198,7 +198,7 @@ def check_stream(s: Stream, answers: list[bytes]) -> str | None:
         if chunk["id"] != s.request_id:
             return f"stream {s.index} chunk {k}: id {chunk['id']!r}"
         for choice in chunk["choices"]:
-            text.append(choice["delta"]["content"] if s.path == CHAT else choice["text"])
+            text.append((choice["delta"]["content"] or "") if s.path == CHAT else choice["text"])
             if s.path == CHAT and (choice["delta"]["role"] == "assistant") != (k == 0):
                 return f"stream {s.index} chunk {k}: role {choice['delta']['role']!r}"
     finish = json.loads(answers[-2])["chunk"]["choices"]

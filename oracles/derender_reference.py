@@ -151,7 +151,8 @@ class ReferenceDerenderer:
     Args:
         tokenizer: The oracle tokenizer.
         served_model_name: The ``model`` answered, and the only one accepted in requests.
-        eos_token_ids: Ids dropped as stop tokens at a ``"stop"`` finish (unless ``ignore_eos``).
+        eos_token_ids: Ids dropped as stop tokens at a ``"stop"`` finish (unless ``ignore_eos``),
+            the primary one first (the others are reported as ``stop_reason``).
         max_model_len: Longest ``token_ids`` / logprob list accepted, or None for no limit.
     """
 
@@ -219,6 +220,14 @@ class ReferenceDerenderer:
     def _check_ids(self, ids: Sequence[int] | None, param: str) -> None:
         bad(any(not 0 <= i <= MAX_ID for i in ids or ()), f"{param}: ids must be in [0, 2**32)")
 
+    def _check_prompt_length(self, ids: Sequence[int] | None) -> None:
+        limit = self.max_model_len
+        bad(
+            limit is not None and len(ids or ()) > limit,
+            "prompt_token_ids exceeds max_model_len",
+            "prompt_token_ids",
+        )
+
     def _check_length(self, items: Sequence[Any] | None, param: str) -> None:
         limit = self.max_model_len
         bad(limit is not None and len(items or ()) > limit, f"{param} exceeds max_model_len")
@@ -226,26 +235,36 @@ class ReferenceDerenderer:
     def _stop_token(self, ids: list[int], finish: str | None, reason: Any, p: Params) -> Any:
         """The ids to detokenize and the stop reason, for a stop token ending the choice.
 
-        REFERENCE section 5: the stop token fills ``stop_reason`` and is not detokenized, but
-        it is never dropped with ``include_stop_str_in_output``.
+        REFERENCE section 5 and vLLM 0.33.0's ``_drop_stop_token``: the stop token is not
+        detokenized (never dropped with ``include_stop_str_in_output``); found without a
+        reported reason, it fills ``stop_reason``, unless it is the primary EOS (the first of
+        ``eos_token_ids``).
         """
-        if finish != "stop" or not ids:
+        if finish != "stop" or not ids or isinstance(reason, str):
             return ids, reason
         last, keep = ids[-1], ids if p.include_stop else ids[:-1]
-        if isinstance(reason, int) and not isinstance(reason, bool) and reason == last:
-            return keep, reason
-        if reason is None and last in p.stop_token_ids:
-            return keep, last
-        if reason is None and last in self.eos_token_ids and not p.ignore_eos:
+        if isinstance(reason, int) and not isinstance(reason, bool):
+            return (keep if reason == last else ids), reason
+        honor_eos = not p.ignore_eos
+        if honor_eos and self.eos_token_ids[:1] == (last,):
             return keep, None
+        if last in p.stop_token_ids or (honor_eos and last in self.eos_token_ids):
+            return keep, last
         return ids, reason
 
     def _whole_text(
         self, prompt: list[int] | None, ids: list[int], finish: str | None, reason: Any, p: Params
     ) -> tuple[str, str | None, Any]:
-        """Detokenizes one whole choice with vLLM's per-token stop-string check."""
+        """Detokenizes one whole choice with vLLM's per-token stop-string check: the request's
+        stop strings when the engine finished with "stop" and reported nothing, the string it
+        reported when it reported one, none otherwise."""
         ref = self._reference(p.skip)
         state = ref.seed(prompt)
+        stops = p.stops
+        if finish != "stop" or (isinstance(reason, int) and not isinstance(reason, bool)):
+            stops = []
+        elif isinstance(reason, str):
+            stops = [reason]
         ids, reason = self._stop_token(ids, finish, reason, p)
         text = ""
         for count, token_id in enumerate(ids, 1):
@@ -253,7 +272,7 @@ class ReferenceDerenderer:
             before, text = len(text), text + delta
             if not delta or count <= p.min_tokens:
                 continue
-            for stop in p.stops:  # list order breaks ties between matches this token completes
+            for stop in stops:  # list order breaks ties between matches this token completes
                 at = text.find(stop, max(0, before - len(stop) + 1))
                 if at >= 0:
                     return text[: at + len(stop) if p.include_stop else at], "stop", stop
@@ -348,7 +367,7 @@ class ReferenceDerenderer:
             out.text_offset.append(offset)
             out.token_logprobs.append(lp)
             out.tokens.append(token)
-            out.top_logprobs.append({t: v for t, _, v in tops[: p.top]})
+            out.top_logprobs.append({t: v for t, _, v in tops[: p.top]} if tops else None)
             offset += len(token)
         return out
 
@@ -381,10 +400,13 @@ class ReferenceDerenderer:
 
     def _whole_chat(self, req: DerenderChatRequest) -> ChatCompletionResponse:
         resp, creq = req.generate_response, req.chat_request
-        p = Params.of(creq, creq.top_logprobs if creq is not None else None)
+        # vLLM's chat cut: top_logprobs when logprobs are asked for, else every candidate.
+        asked = creq is not None and bool(creq.logprobs)
+        p = Params.of(creq, (creq.top_logprobs or 0) if asked and creq is not None else None)
         self._check_choices(resp.choices)
         prompt = req.prompt_token_ids if req.prompt_token_ids is not None else resp.prompt_token_ids
         self._check_ids(prompt, "prompt_token_ids")
+        self._check_prompt_length(req.prompt_token_ids)
         choices = []
         for c in resp.choices:
             text, finish, reason = self._whole_text(
@@ -412,13 +434,16 @@ class ReferenceDerenderer:
                 total_tokens=prompt_tokens + completion,
             ),
             prompt_logprobs=self._prompt_logprobs(resp.prompt_logprobs),
-            prompt_token_ids=prompt if p.return_token_ids else None,
+            prompt_token_ids=resp.prompt_token_ids if p.return_token_ids else None,
             kv_transfer_params=resp.kv_transfer_params,
+            metrics=resp.metrics,
         )
 
     def _whole_completion(self, req: DerenderCompletionRequest) -> CompletionResponse:
         creq = req.completion_request
-        p = Params.of(creq, creq.logprobs if creq is not None else None)
+        # vLLM's completions cut: logprobs + 1 (the sampled token, then the top k).
+        top = creq.logprobs if creq is not None else None
+        p = Params.of(creq, None if top is None or top < 0 else top + 1)
         responses = req.generate_responses
         bad(not responses, "generate_responses is empty", "generate_responses")
         bad(len(responses) > MAX_CHOICES, f"more than {MAX_CHOICES} generate_responses")
@@ -428,6 +453,7 @@ class ReferenceDerenderer:
             given = req.prompt_token_ids[k] if req.prompt_token_ids is not None else None
             prompt = given if given is not None else resp.prompt_token_ids
             self._check_ids(prompt, "prompt_token_ids")
+            self._check_prompt_length(given)
             prompt_logprobs = self._prompt_logprobs(resp.prompt_logprobs)
             for c in resp.choices:
                 ids = c.token_ids or []
@@ -443,11 +469,14 @@ class ReferenceDerenderer:
                         stop_reason=reason,
                         token_ids=c.token_ids if p.return_token_ids else None,
                         prompt_logprobs=prompt_logprobs,
-                        prompt_token_ids=prompt if p.return_token_ids else None,
+                        prompt_token_ids=resp.prompt_token_ids if p.return_token_ids else None,
                     )
                 )
         completion = sum(len(c.token_ids or ()) for r in responses for c in r.choices)
         prompt_tokens = sum(req.prompt_tokens or ())
+        kv = responses[0].kv_transfer_params
+        if any(r.kv_transfer_params != kv for r in responses[1:]):
+            kv = None
         return CompletionResponse(
             id=responses[0].request_id,
             model=req.model or self.served_model_name,
@@ -457,14 +486,19 @@ class ReferenceDerenderer:
                 completion_tokens=completion,
                 total_tokens=prompt_tokens + completion,
             ),
-            kv_transfer_params=responses[0].kv_transfer_params,
+            kv_transfer_params=kv,
+            metrics=responses[0].metrics if len(responses) == 1 else None,
         )
 
     # --- streams ------------------------------------------------------------------------------
 
     def _stream(self, req: Any, raw_state: Any, chat: bool) -> BaseModel:
         creq = req.chat_request if chat else req.completion_request
-        top = None if creq is None else creq.top_logprobs if chat else creq.logprobs
+        if chat:
+            asked = creq is not None and bool(creq.logprobs)
+            top = (creq.top_logprobs or 0) if asked and creq is not None else None
+        else:
+            top = None if creq is None or creq.logprobs is None else creq.logprobs + 1
         p = Params.of(creq, top)
         gen = req.generate_chunk
         bad(len(gen.choices) > 1, "a stream chunk may carry at most one choice", "generate_chunk")
@@ -475,6 +509,17 @@ class ReferenceDerenderer:
             raise HttpError(400, "invalid stream_state extension fields", "stream_state") from None
         bad(ext.held_text != "", "held_text without stop strings", "stream_state")
         old = req.stream_state or DerenderStreamState()
+        if chat:
+            prior = len(old.output_token_ids)
+            delta = sum(len(c.token_ids or ()) for c in gen.choices)
+            prompt_len = len(req.prompt_token_ids or ())
+            bad(
+                self.max_model_len is not None and prompt_len + prior + delta > self.max_model_len,
+                "prompt plus output exceeds max_model_len",
+                "prompt_token_ids",
+            )
+        else:
+            self._check_prompt_length(req.prompt_token_ids)
         bad(any(t and self.tok.token_to_id(t) is None for t in old.prev_tokens), "bad prev_tokens")
         self._check_ids(old.logprob_context_token_ids, "stream_state")
         if req.stream_state is None:
@@ -497,7 +542,11 @@ class ReferenceDerenderer:
         answer = ChatCompletionStreamResponse if chat else CompletionStreamResponse
         model = req.model or self.served_model_name
         if not gen.choices:  # usage only: the state goes back unchanged
-            chunk = answer(id=gen.request_id, model=model, choices=[], usage=usage)
+            chunk = answer(
+                id=gen.request_id, model=model, choices=[], usage=usage, metrics=gen.metrics
+            )
+            if chat and p.return_token_ids:
+                chunk = chunk.model_copy(update={"prompt_token_ids": gen.prompt_token_ids})
             state = AnsweredState(**{**old.model_dump(), **ext.model_dump()})
             return self._wrap(chat, chunk, state)
 
@@ -522,7 +571,7 @@ class ReferenceDerenderer:
             role = None if old.role_sent else "assistant"
             choice: Any = ChatCompletionResponseStreamChoice(
                 index=c.index,
-                delta=DeltaMessage(role=role, content=text),
+                delta=DeltaMessage(role=role, content=text or None),
                 logprobs=self._chat_logprobs(c.logprobs, ids, carried, p),
                 finish_reason=c.finish_reason,
                 stop_reason=reason,
@@ -536,9 +585,21 @@ class ReferenceDerenderer:
                 logprobs=self._completion_logprobs(c.logprobs, ids, carried, offset, p),
                 finish_reason=c.finish_reason,
                 stop_reason=reason,
+                prompt_token_ids=gen.prompt_token_ids if p.return_token_ids else None,
                 token_ids=token_ids,
             )
-        chunk = answer(id=gen.request_id, model=model, choices=[choice], usage=usage)
+        chunk = answer(
+            id=gen.request_id, model=model, choices=[choice], usage=usage, metrics=gen.metrics
+        )
+        if chat and p.return_token_ids:
+            chunk = chunk.model_copy(update={"prompt_token_ids": gen.prompt_token_ids})
+        # vLLM's text_offset: past the reported token strings, else past the text.
+        lps: list[str] | None = None
+        if choice.logprobs is not None and chat:
+            lps = [e.token for e in choice.logprobs.content or ()]
+        elif choice.logprobs is not None:
+            lps = choice.logprobs.tokens
+        next_offset = old.logprob_text_offset + (sum(len(t) for t in lps) if lps else len(text))
         state = AnsweredState(
             **{
                 **old.model_dump(),
@@ -547,7 +608,7 @@ class ReferenceDerenderer:
                 "read_offset": window.read_offset - window.prefix_offset,
                 "role_sent": old.role_sent or chat,
                 "logprob_context_token_ids": [*carried, *ids][-LOGPROB_CONTEXT:],
-                "logprob_text_offset": old.logprob_text_offset + len(text),
+                "logprob_text_offset": next_offset,
                 "held_text": ext.held_text,
                 "generated_tokens": ext.generated_tokens + len(ids),
                 "stopped": ext.stopped,

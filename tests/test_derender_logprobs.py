@@ -150,7 +150,8 @@ def test_whole_completion_text_offset_and_top_cut() -> None:
     body = whole_body(COMPLETION, response, prompt_token_ids=[HELLO], options=options)
     (choice,) = ok(load_derenderer(MISTRAL), COMPLETION, body)["choices"]
     assert choice["text"] == " Hi中 ok"
-    assert choice["logprobs"] == completion_logprobs(STRINGS, LOGPROBS, 1, 0)
+    # logprobs + 1 candidates: the sampled token, then the top k (vLLM's cut).
+    assert choice["logprobs"] == completion_logprobs(STRINGS, LOGPROBS, 2, 0)
     assert choice["logprobs"]["text_offset"] == [0, 3, 3, 3, 4]
 
 
@@ -183,7 +184,7 @@ def test_split_character_across_chunks(path: str, shape: str) -> None:
         if path == CHAT:
             want = {"content": chat_entries(STRINGS[a:b], LOGPROBS[a:b], 2)}
         else:
-            want = completion_logprobs(STRINGS[a:b], LOGPROBS[a:b], 2, start)
+            want = completion_logprobs(STRINGS[a:b], LOGPROBS[a:b], 3, start)
         assert choice["logprobs"] == want
 
 

@@ -2,9 +2,11 @@
 
 Stop tokens: with ``finish_reason == "stop"`` the last id is not detokenized when it is the
 engine's int ``stop_reason``, a request ``stop_token_ids`` member (``stop_reason`` filled in), or
-an EOS id (unless ``ignore_eos``); never with ``include_stop_str_in_output``. Stop strings: vLLM's
-per-token check after ``min_tokens``, earliest completing match first, then list order; streams
-hold back text that could begin a stop string. Every chunking must give the whole response's
+an EOS id (unless ``ignore_eos``; every EOS id but the primary one is reported as
+``stop_reason``); never with ``include_stop_str_in_output``. Stop strings: vLLM's per-token check
+after ``min_tokens``, earliest completing match first, then list order, applied only when the
+engine finished with ``"stop"`` and reported no stop token (``test_derender_engine_rules.py``);
+streams hold back text that could begin a stop string. Every chunking must give the whole response's
 text, and that text must equal ``stop_oracle`` over the vLLM reference's per-token deltas.
 """
 
@@ -174,7 +176,10 @@ def check_stream(
     stops = options.get("stop") or []
     stops = [stops] if isinstance(stops, str) else stops
     longest = max((len(s) for s in stops), default=0)
-    sent = generate_chunks(chunks, prompt_token_ids=prompt)
+    # The engine ends a choice that a stop string ended with "stop" and, like older generate
+    # hosts, no stop_reason; with "length" the request's stop strings are not applied.
+    finish = "length" if want[1] is None else "stop"
+    sent = generate_chunks(chunks, finish_reason=finish, prompt_token_ids=prompt)
     run = run_stream_calls(r, path, sent, **options_field(path, options))
     assert run.text == want[0], where
     matched = None
@@ -208,7 +213,8 @@ def test_stop_strings_whole_and_every_chunking(
     assert stop_oracle(qwen_deltas(), stops, include, min_tokens) == (text, reason)
     r = load_derenderer(QWEN)
     options = {"stop": stop, "include_stop_str_in_output": include, "min_tokens": min_tokens}
-    response = gen_response([gen_choice(BYE_NOW, finish_reason="length")])
+    finish = "length" if reason is None else "stop"
+    response = gen_response([gen_choice(BYE_NOW, finish_reason=finish)])
     (choice,) = ok(r, path, whole_body(path, response, options=options))["choices"]
     assert whole_text(path, choice) == text
     want_finish = ("length", None) if reason is None else ("stop", reason)
@@ -273,8 +279,9 @@ def test_stop_strings_on_every_tokenizer(name: str, tok: Tokenizer) -> None:
                 where = f"{name} {sample} cut={cut} stop={stops} {include} {min_tokens} gen={gen}"
                 options = {"stop": stops, "include_stop_str_in_output": include}
                 options["min_tokens"] = min_tokens
+                finish = "length" if want[1] is None else "stop"
                 for path in PATHS:
-                    response = gen_response([gen_choice(gen, finish_reason="length")])
+                    response = gen_response([gen_choice(gen, finish_reason=finish)])
                     body = whole_body(path, response, prompt_token_ids=prompt or None)
                     (choice,) = ok(r, path, body | options_field(path, options))["choices"]
                     assert whole_text(path, choice) == want[0], f"{path}: {where}"
@@ -310,7 +317,7 @@ def test_long_stop_strings_cost_linear_time() -> None:
     want = "a" * (6000 - 4096)
     for path in PATHS:
         options = {"stop": stops}
-        response = gen_response([gen_choice(ids, finish_reason="length")])
+        response = gen_response([gen_choice(ids, finish_reason="stop")])
         body = whole_body(path, response) | options_field(path, options)
         (choice,) = ok(r, path, body)["choices"]
         assert whole_text(path, choice) == want

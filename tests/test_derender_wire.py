@@ -68,9 +68,13 @@ def message(content: str) -> dict[str, Any]:
         "annotations": None,
         "audio": None,
         "function_call": None,
-        "tool_calls": [],
         "reasoning": None,
     }
+
+
+#: What vLLM's answers carry that derender never fills in.
+UNSET_CHOICE = {"routed_experts": None, "weight_versions": None}
+UNSET_WHOLE = {"prompt_text": None, "ec_transfer_params": None, "metrics": None}
 
 
 def created_now(answer: dict[str, Any], before: int) -> dict[str, Any]:
@@ -125,27 +129,32 @@ def test_whole_chat_with_logprobs_by_id() -> None:
         entry(" 👋", -0.001, (" 👋", -0.001)),
         entry("<|im_end|>", -9999.0),
     ]
-    assert answer == {
-        "id": "gen-7f3a",
-        "object": "chat.completion",
-        "model": SERVED,
-        "choices": [
-            {
-                "index": 0,
-                "message": message("Hello world! 中文 👋"),
-                "logprobs": {"content": content},
-                "finish_reason": "stop",
-                "stop_reason": None,
-                "token_ids": gen,
-            }
-        ],
-        "service_tier": None,
-        "system_fingerprint": None,
-        "usage": usage(9, 8),
-        "prompt_logprobs": None,
-        "prompt_token_ids": PROMPT,
-        "kv_transfer_params": None,
-    }
+    assert (
+        answer
+        == {
+            "id": "gen-7f3a",
+            "object": "chat.completion",
+            "model": SERVED,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message("Hello world! 中文 👋"),
+                    "logprobs": {"content": content},
+                    "finish_reason": "stop",
+                    "stop_reason": None,
+                    "token_ids": gen,
+                }
+                | UNSET_CHOICE
+            ],
+            "service_tier": None,
+            "system_fingerprint": None,
+            "usage": usage(9, 8),
+            "prompt_logprobs": None,
+            "prompt_token_ids": PROMPT,
+            "kv_transfer_params": None,
+        }
+        | UNSET_WHOLE
+    )
 
 
 WHOLE_CHAT_N2_CHAT_SHAPE = b"""{"model": "tokstream-test", "stream": false,
@@ -179,46 +188,53 @@ def test_whole_chat_two_choices_chat_shape_logprobs_and_prompt_logprobs() -> Non
     answer = created_now(ok(load_derenderer(QWEN), CHAT, WHOLE_CHAT_N2_CHAT_SHAPE), before)
     first = [entry("天气", -0.25, ("天气", -0.25), ("Hello", -3.5)), entry("，", -9999.0)]
     second = [entry("Hello", -0.5, ("Hello", -0.5)), entry("!", -0.75)]
-    assert answer == {
-        "id": "gen-old",
-        "object": "chat.completion",
-        "model": SERVED,
-        "choices": [
-            {
-                "index": 0,
-                "message": message("天气，"),
-                "logprobs": {"content": first},
-                "finish_reason": "length",
-                "stop_reason": None,
-                "token_ids": None,
-            },
-            {
-                "index": 1,
-                "message": message("Hello!"),
-                "logprobs": {"content": second},
-                "finish_reason": "stop",
-                "stop_reason": "##",
-                "token_ids": None,
-            },
-        ],
-        "service_tier": None,
-        "system_fingerprint": None,
-        "usage": usage(0, 4),
-        "prompt_logprobs": [
-            None,
-            {"872": {"logprob": -7.25, "rank": 12, "decoded_token": "user"}},
-            {
-                "198": {"logprob": -0.5, "rank": 1, "decoded_token": "\n"},
-                "13048": {"logprob": -1.5, "rank": 2, "decoded_token": "Hi"},
-            },
-        ],
-        "prompt_token_ids": None,
-        "kv_transfer_params": None,
-    }
+    assert (
+        answer
+        == {
+            "id": "gen-old",
+            "object": "chat.completion",
+            "model": SERVED,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message("天气，"),
+                    "logprobs": {"content": first},
+                    "finish_reason": "length",
+                    "stop_reason": None,
+                    "token_ids": None,
+                }
+                | UNSET_CHOICE,
+                {
+                    "index": 1,
+                    "message": message("Hello!"),
+                    "logprobs": {"content": second},
+                    "finish_reason": "stop",
+                    "stop_reason": "##",
+                    "token_ids": None,
+                }
+                | UNSET_CHOICE,
+            ],
+            "service_tier": None,
+            "system_fingerprint": None,
+            "usage": usage(0, 4),
+            "prompt_logprobs": [
+                None,
+                {"872": {"logprob": -7.25, "rank": 12, "decoded_token": "user"}},
+                {
+                    "198": {"logprob": -0.5, "rank": 1, "decoded_token": "\n"},
+                    "13048": {"logprob": -1.5, "rank": 2, "decoded_token": "Hi"},
+                },
+            ],
+            "prompt_token_ids": None,
+            "kv_transfer_params": None,
+        }
+        | UNSET_WHOLE
+    )
 
 
 def test_whole_completion_several_responses() -> None:
-    """Choices of every response, indexed in order; usage totals; first response's id and kv."""
+    """Choices of every response, indexed in order; usage totals; the first response's id, its
+    kv_transfer_params only when every response has the same (vLLM's merge)."""
     kv = {"remote_engine_id": "p0", "remote_block_ids": [1, 2]}
     first = gen_response(
         [gen_choice([HELLO, WORLD, BANG], finish_reason="length")],
@@ -254,9 +270,9 @@ def test_whole_completion_several_responses() -> None:
             "stop_reason": None,
             "token_ids": ids,
             "prompt_logprobs": None,
-            # Not spelled out for completions; by analogy with chat: the seeding prompt ids.
+            # As vLLM: each generate response's own prompt ids.
             "prompt_token_ids": prompt,
-        }
+        } | UNSET_CHOICE
 
     prompt_logprobs = [None, {"872": {"logprob": -2.5, "rank": 4, "decoded_token": "user"}}, None]
     assert answer == {
@@ -266,14 +282,18 @@ def test_whole_completion_several_responses() -> None:
         "choices": [
             choice(0, "Hello world!", "length", [HELLO, WORLD, BANG], PROMPT)
             | {"prompt_logprobs": prompt_logprobs},
-            choice(1, " 中文", "stop", [ZHONG, WEN], [HELLO]),
-            choice(2, " 👋", "length", [WAVE_A, WAVE_B], [HELLO]),
+            choice(1, " 中文", "stop", [ZHONG, WEN], [IM_START]),
+            choice(2, " 👋", "length", [WAVE_A, WAVE_B], [IM_START]),
         ],
         "service_tier": None,
         "system_fingerprint": None,
         "usage": usage(7, 7),
-        "kv_transfer_params": kv,
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": None,
     }
+    same = {**body, "generate_responses": [first, {**second, "kv_transfer_params": kv}]}
+    assert ok(load_derenderer(QWEN), COMPLETION, same)["kv_transfer_params"] == kv
 
 
 def chat_chunk(choices: list[Any], usage_: Any = None, request_id: str = "gen-7f3a") -> Any:
@@ -283,18 +303,24 @@ def chat_chunk(choices: list[Any], usage_: Any = None, request_id: str = "gen-7f
         "model": SERVED,
         "choices": choices,
         "usage": usage_,
+        "system_fingerprint": None,
         "prompt_token_ids": None,
+        "prompt_text": None,
+        "metrics": None,
+        "kv_transfer_params": None,
     }
 
 
 def chat_choice(content: str, role: str | None = None, finish: str | None = None) -> Any:
     return {
         "index": 0,
-        "delta": {"role": role, "content": content, "reasoning": None},
+        # An empty delta's content is null, as vLLM's.
+        "delta": {"role": role, "content": content or None, "reasoning": None},
         "logprobs": None,
         "finish_reason": finish,
         "stop_reason": None,
         "token_ids": None,
+        "weight_versions": None,
     }
 
 
@@ -384,6 +410,7 @@ def test_completion_stream_sequence() -> None:
             "stop_reason": None,
             "prompt_token_ids": None,
             "token_ids": ids,
+            "weight_versions": None,
         }
         return {
             "id": "gen-c",
@@ -391,6 +418,9 @@ def test_completion_stream_sequence() -> None:
             "model": SERVED,
             "choices": [choice],
             "usage": usage_,
+            "system_fingerprint": None,
+            "metrics": None,
+            "kv_transfer_params": None,
         }
 
     got = [created_now(a["chunk"], before) for a in run.answers]
@@ -430,7 +460,7 @@ def test_n2_stream_one_state_per_choice_index() -> None:
         (choice,) = run.answers[0]["chunk"]["choices"]
         assert choice["index"] == index
         assert choice["delta"]["role"] == ("assistant" if pos[index] == 1 else None)
-        texts[index] += choice["delta"]["content"]
+        texts[index] += choice["delta"]["content"] or ""
         states[index] = run.state
     assert texts == {i: c1_target(tok, PROMPT, ids, True) for i, ids in gens.items()}
 
@@ -576,3 +606,23 @@ def test_usage_only_chunk_leaves_the_state_as_it_was(path: str) -> None:
     assert later.state == first.state
     assert later.answers[0]["chunk"]["choices"] == []
     assert later.answers[0]["chunk"]["usage"] == usage(2, 2)
+
+
+def test_stream_usage_details_pass_through() -> None:
+    """Beyond vLLM (which leaves them null), a chunk's usage details are the engine's, as sent."""
+    details = {"cached_tokens": 2}
+    chunk = gen_chunk(
+        [gen_choice([HELLO], finish_reason="length")],
+        usage={
+            "prompt_tokens": 5,
+            "total_tokens": 6,
+            "completion_tokens": 1,
+            "prompt_tokens_details": details,
+            "completion_tokens_details": {"reasoning_tokens": 0},
+        },
+    )
+    for path in PATHS:
+        run = run_stream_calls(load_derenderer(QWEN), path, [chunk])
+        got = run.answers[0]["chunk"]["usage"]
+        assert got["prompt_tokens_details"] == details
+        assert got["completion_tokens_details"] == {"reasoning_tokens": 0}

@@ -150,8 +150,7 @@ def test_chat_response_json_has_null_fields_and_reasoning() -> None:
         "annotations": None,
         "audio": None,
         "function_call": None,
-        "tool_calls": [],
-        "reasoning": "2+2",
+        "reasoning": "2+2",  # no tool_calls: left out when empty, as vLLM's
     }
     assert P.ChatCompletionResponse.model_validate(body) == response
 
@@ -229,6 +228,8 @@ def test_completion_response_json() -> None:
                 "token_ids": None,
                 "prompt_logprobs": None,
                 "prompt_token_ids": None,
+                "routed_experts": None,
+                "weight_versions": None,
             }
         ],
         "service_tier": None,
@@ -241,6 +242,8 @@ def test_completion_response_json() -> None:
             "completion_tokens_details": None,
         },
         "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": None,
     }
     stream_chunk = P.CompletionStreamResponse(model="m", choices=[])
     assert stream_chunk.id.startswith("cmpl-") and stream_chunk.object == "text_completion"

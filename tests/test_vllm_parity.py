@@ -3,10 +3,9 @@
 Every expected value here is a fact measured by sending the body of ``vllm_parity_cases.py`` to
 vLLM 0.33.0's derender route (``vllm/entrypoints/scale_out/derender/api_router.py`` and
 ``serving.py``, ``vllm/renderers/online_derenderer.py``, run on CPU by
-``acceptance/vllm/oracle.py --parity``); no vLLM code runs here. Tests that tokstream fails
-today are strict xfails naming their issue-10 item, so a fix turns them into failures until the
-mark goes. The last tests are where vLLM is wrong and tokstream keeps its exact text (README,
-"Differences from vLLM").
+``acceptance/vllm/oracle.py --parity``); no vLLM code runs here. tokstream gives every one of
+them (a rule it broke would be a strict xfail naming its issue-10 item). The last tests are
+where vLLM is wrong and tokstream keeps its exact text (README, "Differences from vLLM").
 """
 
 from __future__ import annotations
@@ -26,10 +25,6 @@ import fixtures
 
 _BY_NAME = {case["name"]: case for case in cases.all_cases()}
 Run = Callable[[str], Any]
-
-
-def _xfail(item: int, what: str) -> Any:
-    return pytest.mark.xfail(strict=True, reason=f"issue 10 item {item}: {what}")
 
 
 #: With this set to the answers ``acceptance/vllm/oracle.py --parity`` wrote, the tests check
@@ -105,7 +100,6 @@ def ok(answer: tuple[int, Any]) -> Any:
 H, W, ONE, TWO = " Hello", " world", " one", " two"
 
 
-@_xfail(1, "completions cut at logprobs, vLLM at logprobs + 1")
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
@@ -125,7 +119,6 @@ def test_completion_without_logprobs_requested_keeps_every_candidate(run: Run, n
     assert top == [{H: -1.9, W: -2.5, ONE: -3.0, TWO: -3.5, " three": -4.0}]
 
 
-@_xfail(1, "completions cut at logprobs, vLLM at logprobs + 1")
 def test_completion_stream_keeps_logprobs_plus_one(run: Run) -> None:
     (answer,) = run("completion_stream_logprobs_0")
     assert ok(answer)["chunk"]["choices"][0]["logprobs"]["top_logprobs"] == [{H: -1.9}]
@@ -137,11 +130,7 @@ def test_completion_stream_keeps_logprobs_plus_one(run: Run) -> None:
         ("chat_top_logprobs_2", [H, W]),
         ("chat_top_logprobs_0", []),
         ("chat_no_chat_request", [H, W, ONE, TWO, " three"]),
-        pytest.param(
-            "chat_logprobs_false",
-            [H, W, ONE, TWO, " three"],
-            marks=_xfail(1, "logprobs: false in chat_request gives [], vLLM keeps every one"),
-        ),
+        ("chat_logprobs_false", [H, W, ONE, TWO, " three"]),
     ],
 )
 def test_chat_top_logprobs_cut(run: Run, name: str, expected: list[str]) -> None:
@@ -157,7 +146,6 @@ def test_chat_stream_top_logprobs_cut(run: Run) -> None:
 
 # Item 2. vllm 0.33.0 renderers/online_derenderer.py, derender_completion_stream: text_offset
 # and the state's logprob_text_offset advance by the reported token strings (" Hello" is 6).
-@_xfail(2, "text_offset advances by the emitted text (5 for 'Hello'), vLLM by ' Hello' (6)")
 def test_completion_stream_text_offset_follows_token_strings(run: Run) -> None:
     first, second = (ok(a) for a in run("completion_stream_text_offset"))
     assert first["chunk"]["choices"][0]["logprobs"]["text_offset"] == [0]
@@ -175,7 +163,6 @@ def test_completion_text_offset_counts_a_skipped_special_token(run: Run) -> None
     assert (logprobs["tokens"], logprobs["text_offset"]) == ([H, "</s>", W], [0, 6, 10])
 
 
-@_xfail(2, "a stream's text_offset follows the emitted text, not the token strings")
 def test_completion_stream_text_offset_equals_the_whole_one(run: Run) -> None:
     answers = [ok(a) for a in run("completion_stream_text_offset_skipped_special")]
     offsets = [a["chunk"]["choices"][0]["logprobs"]["text_offset"] for a in answers]
@@ -199,23 +186,10 @@ _STOP_ANSWERS: list[tuple[str, Any]] = [
     (cases.STOP_TEXT + " ?", None),
     ("one two three ", "four"),
 ]
-_STOP_FAILING = {
-    0: "a reported string stop_reason does not cut the text",
-    1: "a reported string stop_reason does not cut the text",
-    4: "stop strings are applied when finish_reason is length",
-    5: "stop strings are applied after the engine reported a stop token",
-    8: "a non-primary EOS of the generation config is not reported as stop_reason",
-}
 
 
 @pytest.mark.parametrize("endpoint", ["chat", "completion"])
-@pytest.mark.parametrize(
-    "row",
-    [
-        pytest.param(row, marks=_xfail(3, _STOP_FAILING[row])) if row in _STOP_FAILING else row
-        for row in range(len(cases.STOP_ROWS))
-    ],
-)
+@pytest.mark.parametrize("row", range(len(cases.STOP_ROWS)))
 def test_stop_table(run: Run, row: int, endpoint: str) -> None:
     choice = ok(run(f"stop_row_{row}_{endpoint}"))["choices"][0]
     text = choice["text"] if endpoint == "completion" else choice["message"]["content"]
@@ -245,20 +219,17 @@ _METRICS = {
 }
 
 
-@_xfail(4, "a stream chunk with return_token_ids lacks prompt_token_ids")
 def test_chat_stream_returns_prompt_token_ids(run: Run) -> None:
     (answer,) = run("chat_stream_return_token_ids")
     assert ok(answer)["chunk"]["prompt_token_ids"] == [1, cases.WORLD]
 
 
-@_xfail(4, "a stream chunk with return_token_ids lacks prompt_token_ids")
 def test_completion_stream_returns_prompt_token_ids(run: Run) -> None:
     (answer,) = run("completion_stream_return_token_ids")
     choice = ok(answer)["chunk"]["choices"][0]
     assert (choice["prompt_token_ids"], choice["token_ids"]) == ([1, cases.WORLD], [cases.HELLO])
 
 
-@_xfail(4, "metrics are not passed through")
 @pytest.mark.parametrize("name", ["chat_metrics", "completion_metrics", "chat_stream_metrics"])
 def test_metrics_pass_through(run: Run, name: str) -> None:
     answer = run(name)
@@ -266,7 +237,6 @@ def test_metrics_pass_through(run: Run, name: str) -> None:
     assert body["metrics"] == _METRICS
 
 
-@_xfail(4, "prompt_token_ids longer than max_model_len are accepted")
 @pytest.mark.parametrize(
     ("name", "message"),
     [
@@ -294,18 +264,15 @@ def test_prompt_over_max_model_len_is_400(run: Run, name: str, message: str) -> 
     assert "max_model_len" in body["error"]["message"]
 
 
-@_xfail(4, "a generate response with output_mode 'text' is accepted")
 def test_text_output_mode_is_400(run: Run) -> None:
     status, body = run("chat_output_mode_text")
     assert status == 400, body
 
 
-@_xfail(4, "kv_transfer_params that differ across a completion's responses are kept")
 def test_differing_kv_transfer_params_become_null(run: Run) -> None:
     assert ok(run("completion_kv_transfer_params_differ"))["kv_transfer_params"] is None
 
 
-@_xfail(4, "the over-limit top_logprobs error does not name max_logprobs")
 def test_top_logprobs_over_limit_names_max_logprobs(run: Run) -> None:
     status, body = run("chat_top_logprobs_over_limit")
     # vLLM: "top_logprobs count (25) in choice 0 exceeds max_logprobs (20)."
@@ -415,10 +382,8 @@ _STATE = {
     "tools_streamed",
 }
 _OWN_STATE = {"held_text", "generated_tokens", "stopped", "parser"}
-_FIELDS = "the answers lack some of vLLM's fields, or carry ones it does not"
 
 
-@_xfail(5, _FIELDS)
 def test_whole_answers_carry_vllms_fields(run: Run) -> None:
     chat = ok(run("chat_whole_fields"))
     completion = ok(run("completion_whole_fields"))
@@ -429,7 +394,6 @@ def test_whole_answers_carry_vllms_fields(run: Run) -> None:
     assert set(completion["choices"][0]) == _COMPLETION_CHOICE
 
 
-@_xfail(5, _FIELDS)
 @pytest.mark.parametrize(
     ("name", "chunk_keys", "choice_keys"),
     [
@@ -448,7 +412,6 @@ def test_stream_answers_carry_vllms_fields(
         assert _STATE <= set(body["stream_state"]) <= _STATE | _OWN_STATE
 
 
-@_xfail(5, 'an empty delta is "content": "", vLLM null')
 def test_empty_delta_content_is_null(run: Run) -> None:
     first, second = (ok(a)["chunk"]["choices"][0]["delta"] for a in run("chat_stream_fields"))
     assert first == {"role": "assistant", "content": None, "reasoning": None}

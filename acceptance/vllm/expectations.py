@@ -17,48 +17,13 @@ from __future__ import annotations
 _D = "tests/entrypoints/scale_out/derender/test_derender.py::"
 _S = "tests/entrypoints/scale_out/derender/test_derender_stream.py::"
 
-_PARSER_PROMPT = (
-    "beyond issue 10: a whole chat response with a parser configured and no prompt_token_ids "
-    "gets 400 from tokstream (it needs the prompt to know where the output starts); vLLM parses "
-    "it from the parser's default start"
-)
-
-#: HTTP tests that fail on tokstream today, each with the issue-10 item it belongs to.
+#: HTTP tests that fail on tokstream, each with the reason (a deliberate difference, listed in
+#: the README's "Differences from vLLM").
 EXPECTED_FAILURES: dict[str, str] = {
-    _D + "test_derender_chat_returns_requested_prompt_token_ids[True-True]": (
-        "issue 10 item 4: a stream chunk with return_token_ids lacks prompt_token_ids"
-    ),
-    _D + "test_derender_chat_metrics_passthrough": (
-        "issue 10 item 4: metrics of the generate response are not passed through"
-    ),
-    _D + "test_derender_chat_oversized_prompt_token_ids_rejected": (
-        "issue 10 item 4: prompt_token_ids longer than max_model_len are accepted"
-    ),
-    _D + "test_derender_completion_oversized_prompt_token_ids_rejected": (
-        "issue 10 item 4: prompt_token_ids longer than max_model_len are accepted"
-    ),
-    _D + "test_derender_chat_oversized_top_logprobs_rejected": (
-        "issue 10 item 4: the over-limit top_logprobs error does not name max_logprobs"
-    ),
     _D + "test_derender_chat_oversized_logprobs_rejected": (
-        "issue 10 item 4, deliberate (README, Differences from vLLM): the 70 MB body gets 413 "
-        "from the body limit before it is read; vLLM reads it and answers 400"
+        "deliberate (README, Differences from vLLM): the 70 MB body gets 413 from the body "
+        "limit before it is read; vLLM reads it and answers 400"
     ),
-    _D + "test_e2e_plain_roundtrip": _PARSER_PROMPT,
-    _D + "test_e2e_token_identity": _PARSER_PROMPT,
-    _D + "test_e2e_non_ascii_roundtrip": _PARSER_PROMPT,
-    _D + "test_e2e_parsed_reasoning": _PARSER_PROMPT,
-    _D + "test_e2e_parsed_logprobs_follow_include_reasoning[True]": _PARSER_PROMPT,
-    _D + "test_e2e_parsed_logprobs_follow_include_reasoning[False]": _PARSER_PROMPT,
-    _D + "test_e2e_parsed_tool_call": _PARSER_PROMPT,
-    _D + "test_e2e_parsed_reasoning_and_tool_call": _PARSER_PROMPT,
-    # These three compare a stream with a whole response, which is the request that fails.
-    # vLLM marks [triples] xfail for a bug of its own (vllm#55195); the stage runs with
-    # --runxfail, so the entry is about tokstream's answer only.
-    _S + "test_stream_parsed_matches_batch_reasoning[whole]": _PARSER_PROMPT,
-    _S + "test_stream_parsed_matches_batch_reasoning[per_token]": _PARSER_PROMPT,
-    _S + "test_stream_parsed_matches_batch_reasoning[triples]": _PARSER_PROMPT,
-    _S + "test_stream_parsed_matches_batch_tool_call": _PARSER_PROMPT,
 }
 
 _INTERNAL = (

@@ -52,12 +52,19 @@ _M = TypeVar("_M", bound=BaseModel)
 def default_eos_token_ids(detokenizer: _core.Detokenizer) -> tuple[int, ...]:
     """The end-of-sequence ids a model's configs name, as vLLM finds them.
 
-    ``generation_config.json``'s ``eos_token_id`` (one id or a list) when it is beside the
-    tokenizer, else the id of ``tokenizer_config.json``'s ``eos_token``; empty when neither
-    names one (:meth:`tokstream.config.ModelConfig.eos_token_ids`).
+    The primary one first: the id of ``tokenizer_config.json``'s ``eos_token`` (vLLM's
+    tokenizer EOS), then ``generation_config.json``'s ``eos_token_id`` (one id or a list)
+    beside the tokenizer; empty when neither names one
+    (:meth:`tokstream.config.ModelConfig.eos_token_ids`).
+    A choice the primary id ends reports no ``stop_reason``; one the others end reports the id.
     """
-    configs = ModelConfig.from_texts(detokenizer.tokenizer_config, detokenizer.generation_config)
-    return configs.eos_token_ids(detokenizer.token_to_id)
+    primary = ModelConfig.from_texts(detokenizer.tokenizer_config, None).eos_token_ids(
+        detokenizer.token_to_id
+    )
+    others = ModelConfig.from_texts(None, detokenizer.generation_config).eos_token_ids(
+        detokenizer.token_to_id
+    )
+    return tuple(dict.fromkeys((*primary, *others)))
 
 
 def _template(
@@ -88,8 +95,9 @@ class Derenderer:
         served_model_name: The ``model`` of responses whose request names none; a request
             naming another model is answered 404.
         eos_token_ids: Ids whose ending of a choice (``finish_reason == "stop"``) is not
-            detokenized. ``None`` reads them from the configs beside the tokenizer
-            (:func:`default_eos_token_ids`).
+            detokenized, the primary one (the tokenizer's) first: the others are reported as
+            the choice's ``stop_reason``, as vLLM reports them. ``None`` reads them from the
+            configs beside the tokenizer (:func:`default_eos_token_ids`).
         max_model_len: The most token ids (and logprob positions) a choice may carry; ``None``
             sets no bound beyond the body size a server accepts.
         reasoning_parser: A built-in reasoning parser for chat: ``"deepseek_r1"`` or ``"qwen3"``,

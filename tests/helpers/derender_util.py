@@ -247,8 +247,8 @@ def whole_text(path: str, choice: dict[str, Any]) -> str:
 
 
 def chunk_text(path: str, choice: dict[str, Any]) -> str:
-    """The text of a stream chunk's choice."""
-    return str(choice["delta"]["content"] if path == CHAT else choice["text"])
+    """The text of a stream chunk's choice (an empty delta's content is null, as vLLM's)."""
+    return str((choice["delta"]["content"] or "") if path == CHAT else choice["text"])
 
 
 # --- streams ----------------------------------------------------------------------------------

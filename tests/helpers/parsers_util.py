@@ -94,11 +94,13 @@ def whole_body(
 def message_result(choice: dict[str, Any]) -> Result:
     """A whole response's choice as a ``Result``, checking the message's shape."""
     message = choice["message"]
-    assert set(message) == MESSAGE_KEYS, sorted(message)
+    # vLLM's ChatMessage leaves tool_calls out when there are none.
+    assert set(message) | {"tool_calls"} == MESSAGE_KEYS, sorted(message)
+    assert message.get("tool_calls", [None]) != [], message
     assert message["role"] == "assistant" and message["function_call"] is None, message
     assert message["content"] != "" and message["reasoning"] != "", message
     names, ids = [], []
-    for tool_call in message["tool_calls"]:
+    for tool_call in message.get("tool_calls", []):
         assert set(tool_call) == {"id", "type", "function"}, tool_call
         assert tool_call["type"] == "function" and TOOL_ID.fullmatch(tool_call["id"]), tool_call
         assert set(tool_call["function"]) == {"name", "arguments"}, tool_call

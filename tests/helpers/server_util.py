@@ -232,7 +232,9 @@ def whole_text(path: str, answer: Any) -> str:
 
 def chunk_text(path: str, answer: Any) -> str:
     key = "delta" if path == CHAT else None
-    return "".join(str(c[key]["content"] if key else c["text"]) for c in answer["chunk"]["choices"])
+    # An empty delta's content is null, as vLLM's.
+    choices = answer["chunk"]["choices"]
+    return "".join(str((c[key]["content"] or "") if key else c["text"]) for c in choices)
 
 
 def stream_body(

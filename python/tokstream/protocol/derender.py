@@ -126,7 +126,8 @@ class DerenderStreamState(WireModel):
     logprob_context_token_ids: list[int] = Field(
         default_factory=list, max_length=MAX_LOGPROB_CONTEXT
     )
-    # Characters of text emitted so far: keeps completion ``text_offset`` absolute.
+    # Where the next completion ``text_offset`` starts: past the token strings reported so far
+    # (past the text when a chunk reports none), as vLLM counts it.
     logprob_text_offset: NonNegativeInt = 0
     output_token_ids: list[int] = Field(default_factory=list)
     output_chunk_lens: list[PositiveInt] = Field(default_factory=list)

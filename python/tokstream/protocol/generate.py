@@ -12,7 +12,7 @@ An empty or null ``content`` reads as the by-id shape; both serialize back as th
 from __future__ import annotations
 
 import itertools
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     Discriminator,
@@ -282,6 +282,9 @@ class GenerateStreamResponse(WireModel):
     """
 
     request_id: str = Field(default_factory=random_uuid)
+    # Only token output can be derendered (other modes are detokenized already); left out of
+    # the JSON, where absent means "tokens".
+    output_mode: Literal["tokens"] = Field(default="tokens", exclude=True)
     choices: list[GenerateResponseStreamChoice]
     usage: UsageInfo | None = None
     prompt_token_ids: list[NonNegativeInt] | None = None
@@ -293,6 +296,9 @@ class GenerateResponse(WireModel):
     """A whole generate response: every output sequence's ids, with usage and prompt data."""
 
     request_id: str = Field(default_factory=random_uuid)
+    # Only token output can be derendered (other modes are detokenized already); left out of
+    # the JSON, where absent means "tokens".
+    output_mode: Literal["tokens"] = Field(default="tokens", exclude=True)
     model: str | None = None
     created: int | None = None
     choices: list[GenerateResponseChoice]

@@ -125,6 +125,8 @@ class ChatCompletionRequest(OpenAIModel):
     max_completion_tokens: int | None = None
     logprobs: bool | None = False
     top_logprobs: int | None = 0
+    # Ids whose logprobs are asked for: derender then keeps every candidate, as vLLM does.
+    logprob_token_ids: list[int] | None = None
     prompt_logprobs: int | None = None
     echo: bool = False
     stop: str | list[str] | None = Field(default_factory=list)
@@ -172,6 +174,8 @@ class CompletionRequest(OpenAIModel):
     n: int = 1
     max_tokens: int | None = 16
     logprobs: int | None = None
+    # Ids whose logprobs are asked for: derender then keeps every candidate, as vLLM does.
+    logprob_token_ids: list[int] | None = None
     prompt_logprobs: int | None = None
     echo: bool | None = False
     stop: str | list[str] | None = Field(default_factory=list)

@@ -2,8 +2,9 @@
 
 Conventions (REFERENCE section 5): every declared field is present in the JSON, null or not, so
 serialize with plain ``model_dump()`` / ``model_dump_json()`` (never ``exclude_none``); reasoning
-text travels in ``reasoning``, not the older ``reasoning_content``. The one omission is vLLM's
-own: a ``DeltaMessage`` leaves ``tool_calls`` out when it has none.
+text travels in ``reasoning``, not the older ``reasoning_content``. The fields and their order are
+vLLM 0.33.0's models', so a client comparing answers sees no difference. The one omission is
+vLLM's own: a ``ChatMessage`` or ``DeltaMessage`` leaves ``tool_calls`` out when it has none.
 """
 
 from __future__ import annotations
@@ -12,7 +13,16 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from .common import Logprob, LogprobValue, OpenAIModel, UsageInfo, WireModel, random_uuid, unix_time
+from .common import (
+    Logprob,
+    LogprobValue,
+    OpenAIModel,
+    PerRequestMetrics,
+    UsageInfo,
+    WireModel,
+    random_uuid,
+    unix_time,
+)
 
 __all__ = [
     "ChatCompletionLogProb",
@@ -121,7 +131,8 @@ class ChatMessage(OpenAIModel):
     annotations: Any | None = None
     audio: Any | None = None
     function_call: FunctionCall | None = None
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    # Left out of the JSON when empty, as vLLM does.
+    tool_calls: list[ToolCall] = Field(default_factory=list, exclude_if=_is_empty)
     reasoning: str | None = None
 
 
@@ -134,6 +145,9 @@ class ChatCompletionResponseChoice(OpenAIModel):
     finish_reason: str | None = "stop"
     stop_reason: int | str | None = None
     token_ids: list[int] | None = None
+    # vLLM's expert routing and weight versions; derender never has them.
+    routed_experts: str | None = None
+    weight_versions: list[Any] | None = None
 
 
 class ChatCompletionResponse(OpenAIModel):
@@ -149,7 +163,10 @@ class ChatCompletionResponse(OpenAIModel):
     usage: UsageInfo
     prompt_logprobs: list[dict[int, Logprob] | None] | None = None
     prompt_token_ids: list[int] | None = None
+    prompt_text: str | None = None
     kv_transfer_params: dict[str, Any] | None = None
+    ec_transfer_params: dict[str, Any] | None = None
+    metrics: PerRequestMetrics | None = None
 
 
 # --- chat, streamed --------------------------------------------------------------------------
@@ -194,6 +211,7 @@ class ChatCompletionResponseStreamChoice(OpenAIModel):
     finish_reason: str | None = None
     stop_reason: int | str | None = None
     token_ids: list[int] | None = None
+    weight_versions: list[Any] | None = None
 
 
 class ChatCompletionStreamResponse(OpenAIModel):
@@ -205,7 +223,11 @@ class ChatCompletionStreamResponse(OpenAIModel):
     model: str
     choices: list[ChatCompletionResponseStreamChoice]
     usage: UsageInfo | None = None
+    system_fingerprint: str | None = None
     prompt_token_ids: list[int] | None = None
+    prompt_text: str | None = None
+    metrics: PerRequestMetrics | None = None
+    kv_transfer_params: dict[str, Any] | None = None
 
 
 # --- completions -----------------------------------------------------------------------------
@@ -223,6 +245,8 @@ class CompletionResponseChoice(OpenAIModel):
     token_ids: list[int] | None = None
     prompt_logprobs: list[dict[int, Logprob] | None] | None = None
     prompt_token_ids: list[int] | None = None
+    routed_experts: str | None = None
+    weight_versions: list[Any] | None = None
 
 
 class CompletionResponse(OpenAIModel):
@@ -237,6 +261,8 @@ class CompletionResponse(OpenAIModel):
     system_fingerprint: str | None = None
     usage: UsageInfo
     kv_transfer_params: dict[str, Any] | None = None
+    ec_transfer_params: dict[str, Any] | None = None
+    metrics: PerRequestMetrics | None = None
 
 
 class CompletionResponseStreamChoice(OpenAIModel):
@@ -249,6 +275,7 @@ class CompletionResponseStreamChoice(OpenAIModel):
     stop_reason: int | str | None = None
     prompt_token_ids: list[int] | None = None
     token_ids: list[int] | None = None
+    weight_versions: list[Any] | None = None
 
 
 class CompletionStreamResponse(OpenAIModel):
@@ -260,3 +287,6 @@ class CompletionStreamResponse(OpenAIModel):
     model: str
     choices: list[CompletionResponseStreamChoice]
     usage: UsageInfo | None = None
+    system_fingerprint: str | None = None
+    metrics: PerRequestMetrics | None = None
+    kv_transfer_params: dict[str, Any] | None = None

@@ -74,6 +74,17 @@ pub(crate) fn nesting(raw: Option<&RawValue>, name: &str) -> Res<()> {
 }
 
 pub(crate) fn limits(resp: &Generate<'_>, at: &str, max_model_len: Option<usize>) -> Res<()> {
+    if let Some(mode) = resp.output_mode.as_deref().filter(|&m| m != "tokens") {
+        return Err(WireError::bad_param(
+            format!(
+                "only output_mode \"tokens\" responses can be derendered, got \"{}\": the \
+                 others are detokenized already, and decoding their token_ids again would undo \
+                 the engine's stop string truncation",
+                clip(mode)
+            ),
+            format!("{at}.output_mode"),
+        ));
+    }
     nesting(resp.kv_transfer_params, &format!("{at}.kv_transfer_params"))?;
     if let Some(u) = resp.usage.as_deref() {
         nesting(
@@ -107,7 +118,10 @@ pub(crate) fn limits(resp: &Generate<'_>, at: &str, max_model_len: Option<usize>
         let n = c.token_ids.as_ref().map_or(0, Vec::len);
         if n > max {
             return Err(WireError::bad_param(
-                format!("token_ids length ({n}) exceeds max_model_len ({max})"),
+                format!(
+                    "token_ids length ({n}) in choice {} exceeds max_model_len ({max}).",
+                    c.index
+                ),
                 format!("{at}.choices[{i}].token_ids"),
             ));
         }
@@ -115,8 +129,10 @@ pub(crate) fn limits(resp: &Generate<'_>, at: &str, max_model_len: Option<usize>
             if content.len() > max {
                 return Err(WireError::bad_param(
                     format!(
-                        "logprobs.content length ({}) exceeds max_model_len ({max})",
-                        content.len()
+                        "logprobs.content length ({}) in choice {} exceeds max_model_len \
+                         ({max}).",
+                        content.len(),
+                        c.index
                     ),
                     format!("{at}.choices[{i}].logprobs.content"),
                 ));
@@ -126,8 +142,9 @@ pub(crate) fn limits(resp: &Generate<'_>, at: &str, max_model_len: Option<usize>
                 if tops > MAX_TOP_LOGPROBS {
                     return Err(WireError::bad_param(
                         format!(
-                            "top_logprobs count ({tops}) exceeds the maximum \
-                             ({MAX_TOP_LOGPROBS})"
+                            "top_logprobs count ({tops}) in choice {} exceeds max_logprobs \
+                             ({MAX_TOP_LOGPROBS}).",
+                            c.index
                         ),
                         format!("{at}.choices[{i}].logprobs.content[{k}].top_logprobs"),
                     ));
@@ -152,6 +169,53 @@ pub(crate) fn limits(resp: &Generate<'_>, at: &str, max_model_len: Option<usize>
                 format!("{at}.prompt_logprobs"),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Prompt ids the request carries fit in `max_model_len` (vLLM's check and wording).
+pub(crate) fn prompt_len(ids: Option<&[u32]>, max_model_len: Option<usize>) -> Res<()> {
+    let (Some(ids), Some(max)) = (ids, max_model_len) else {
+        return Ok(());
+    };
+    if ids.len() > max {
+        return Err(WireError::bad_param(
+            format!(
+                "prompt_token_ids length ({}) exceeds max_model_len ({max}).",
+                ids.len()
+            ),
+            "prompt_token_ids",
+        ));
+    }
+    Ok(())
+}
+
+/// A chat stream chunk: the prompt, the output carried so far and the chunk's ids fit in
+/// `max_model_len` together (vLLM's check and wording).
+pub(crate) fn chat_stream_len(
+    prompt: Option<&[u32]>,
+    state: &State,
+    chunk: &Generate<'_>,
+    max_model_len: Option<usize>,
+) -> Res<()> {
+    let Some(max) = max_model_len else {
+        return Ok(());
+    };
+    let prompt = prompt.map_or(0, <[u32]>::len);
+    let prior = state.output_token_ids.len();
+    let delta: usize = chunk
+        .choices
+        .iter()
+        .map(|c| c.token_ids.as_ref().map_or(0, Vec::len))
+        .sum();
+    if prompt.saturating_add(prior).saturating_add(delta) > max {
+        return Err(WireError::bad_param(
+            format!(
+                "prompt_token_ids length ({prompt}) plus output_token_ids length ({prior}) plus \
+                 delta ({delta}) exceeds max_model_len ({max})."
+            ),
+            "prompt_token_ids",
+        ));
     }
     Ok(())
 }

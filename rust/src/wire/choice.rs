@@ -10,7 +10,7 @@ use super::logprobs::{Lp, choice_logprobs};
 use super::request::Params;
 use crate::detokenizer::Detokenizer;
 use crate::parse::{Delta, ParseError, Session};
-use crate::stop::{Held, StopStep};
+use crate::stop::{Held, MAX_STOP_BYTES, StopStep, StopStrings};
 use crate::stream::Stream;
 
 /// One choice's derendered output.
@@ -79,7 +79,11 @@ pub(crate) fn write_back(state: &mut State, stream: &Stream) {
 }
 
 /// Which ids to detokenize, and the stop reason: a stop token that ended the choice is
-/// not part of its text.
+/// not part of its text (vLLM's `_drop_stop_token`). A reported stop token id is left out when
+/// it is the last id. With none reported, the last id is a stop token when the request lists it
+/// or, unless `ignore_eos`, when it is an end-of-sequence id; every end-of-sequence id but the
+/// primary one (the first of `eos_token_ids`, the tokenizer's) is then reported as the
+/// `stop_reason`. A reported stop string leaves the ids alone.
 pub(crate) fn stop_token<'a>(
     ids: &[u32],
     choice: &Choice<'a>,
@@ -90,39 +94,76 @@ pub(crate) fn stop_token<'a>(
     let mut reason = choice.stop_reason.clone();
     let mut keep = ids.len();
     if let (Some("stop"), Some(&last)) = (finish, ids.last()) {
-        match &reason {
-            Some(StopReason::Id(r)) => {
-                if *r == u64::from(last) && !p.include_stop {
-                    keep -= 1;
-                }
-            }
-            Some(StopReason::Text(_)) => {}
+        let stopped = match &reason {
+            Some(StopReason::Id(r)) => *r == u64::from(last),
+            Some(StopReason::Text(_)) => false,
             None => {
-                if p.stop_token_ids.contains(&last) {
+                let honor_eos = !p.ignore_eos;
+                if honor_eos && eos_token_ids.first() == Some(&last) {
+                    true
+                } else if p.stop_token_ids.contains(&last)
+                    || (honor_eos && eos_token_ids.contains(&last))
+                {
                     reason = Some(StopReason::Id(u64::from(last)));
-                    if !p.include_stop {
-                        keep -= 1;
-                    }
-                } else if !p.ignore_eos && !p.include_stop && eos_token_ids.contains(&last) {
-                    keep -= 1;
+                    true
+                } else {
+                    false
                 }
             }
+        };
+        if stopped && !p.include_stop {
+            keep -= 1;
         }
     }
     (keep, reason)
 }
 
-/// Detokenizes `ids` on `stream`, cutting at a stop string; returns the index of the stop
-/// string that matched.
-fn plain_text(
+/// The stop strings a choice's text is cut at, when they are not the request's (`None`), by
+/// vLLM's rule (`_decode_output`): the engine's finish is trusted, so there are none when it
+/// finished for a reason other than `"stop"` or reported a stop token, and only the string it
+/// reported when it reported one. A stream's chunks before its last (`last` false) have no
+/// finish yet and follow the request's.
+fn engine_stops<'s>(
+    choice: &'s Choice<'_>,
+    finish: Option<&str>,
+    last: bool,
+    include: bool,
+) -> Res<Option<StopStrings<'s, Cow<'s, str>>>> {
+    if !last {
+        return Ok(None);
+    }
+    match (finish, &choice.stop_reason) {
+        (Some("stop"), None) => Ok(None),
+        (Some("stop"), Some(StopReason::Text(t))) => {
+            let stops = StopStrings::new(std::slice::from_ref(t), include).map_err(|e| {
+                WireError::bad_param(
+                    format!(
+                        "stop_reason has {} bytes; at most {MAX_STOP_BYTES} are accepted",
+                        e.bytes
+                    ),
+                    "stop_reason",
+                )
+            })?;
+            Ok(Some(stops))
+        }
+        _ => Ok(Some(StopStrings::default())),
+    }
+}
+
+/// Detokenizes `ids` on `stream`, cutting at a stop string of `stops`; returns the index of the
+/// stop string that matched.
+fn plain_text<S: AsRef<str>>(
     stream: &mut Stream,
     ids: &[u32],
     finish: bool,
-    p: &Params<'_>,
+    stops: &StopStrings<'_, S>,
+    min_tokens: u64,
     progress: &mut Progress,
     out: &mut String,
 ) -> Res<Option<usize>> {
-    if p.stops.is_empty() {
+    if stops.is_empty() {
+        // Text an earlier chunk held back for the request's stop strings goes out first.
+        stops.finish(&mut progress.held, out);
         out.push_str(stream.step(ids).map_err(decode_err)?);
         progress.generated += ids.len() as u64;
         if finish {
@@ -132,51 +173,95 @@ fn plain_text(
     }
     for &id in ids {
         progress.generated += 1;
-        let check = progress.generated > p.min_tokens;
+        let check = progress.generated > min_tokens;
         let text = stream.step(&[id]).map_err(decode_err)?;
-        if let StopStep::Matched { index } = p.stops.step(&mut progress.held, text, check, out) {
+        if let StopStep::Matched { index } = stops.step(&mut progress.held, text, check, out) {
             progress.stopped = true;
             return Ok(Some(index));
         }
     }
     if finish {
-        let check = progress.generated > p.min_tokens;
+        let check = progress.generated > min_tokens;
         let text = stream.finish().map_err(decode_err)?;
         if !text.is_empty() {
-            if let StopStep::Matched { index } = p.stops.step(&mut progress.held, text, check, out)
-            {
+            if let StopStep::Matched { index } = stops.step(&mut progress.held, text, check, out) {
                 progress.stopped = true;
                 return Ok(Some(index));
             }
         }
-        p.stops.finish(&mut progress.held, out);
+        stops.finish(&mut progress.held, out);
     }
     Ok(None)
 }
 
 /// Feeds `ids` to the stream and the parser one token at a time; with `flush` the output ends
-/// here. `chunk` is the chunk's ids as sent (stop token included). Returns the chars decoded.
+/// here. `chunk` is the chunk's ids as sent (stop token included). With `stops` (a whole
+/// response's stop strings, and `min_tokens`) the text is cut at the first match before the
+/// parser sees it. Returns the chars decoded and the index of the stop string that matched.
 pub(crate) fn parsed_text(
     stream: &mut Stream,
     ids: &[u32],
     chunk: &[u32],
     flush: bool,
+    stops: Option<(&StopStrings<'_, Cow<'_, str>>, u64)>,
     session: &mut dyn Session,
     out: &mut Delta,
-) -> Res<u64> {
+) -> Res<(u64, Option<usize>)> {
     let mut chars = 0;
-    for &id in ids {
-        let text = stream.step(&[id]).map_err(decode_err)?;
-        chars += text.chars().count();
-        session.feed(text, Some(id), out);
-    }
-    if flush {
-        let text = stream.finish().map_err(decode_err)?;
-        chars += text.chars().count();
-        session.feed(text, None, out);
+    let mut matched = None;
+    match stops.filter(|(s, _)| !s.is_empty()) {
+        None => {
+            for &id in ids {
+                let text = stream.step(&[id]).map_err(decode_err)?;
+                chars += text.chars().count();
+                session.feed(text, Some(id), out);
+            }
+            if flush {
+                let text = stream.finish().map_err(decode_err)?;
+                chars += text.chars().count();
+                session.feed(text, None, out);
+            }
+        }
+        Some((stops, min_tokens)) => {
+            // Decode first, cut as a plain choice is cut, then feed the parser the pieces up to
+            // the cut (a piece the cut splits is fed as text only: it is no whole marker).
+            let mut pieces: Vec<(String, Option<u32>)> = Vec::with_capacity(ids.len() + 1);
+            for &id in ids {
+                pieces.push((stream.step(&[id]).map_err(decode_err)?.to_owned(), Some(id)));
+            }
+            if flush {
+                pieces.push((stream.finish().map_err(decode_err)?.to_owned(), None));
+            }
+            let (mut held, mut kept) = (Held::default(), String::new());
+            for (k, (text, id)) in pieces.iter().enumerate() {
+                let generated = if id.is_some() { k + 1 } else { ids.len() };
+                let check = generated as u64 > min_tokens;
+                if let StopStep::Matched { index } = stops.step(&mut held, text, check, &mut kept) {
+                    matched = Some(index);
+                    break;
+                }
+            }
+            if matched.is_none() {
+                stops.finish(&mut held, &mut kept);
+            }
+            let mut at = 0;
+            for (text, id) in &pieces {
+                let left = kept.len() - at;
+                if left == 0 {
+                    break;
+                }
+                let (piece, id) = match text.get(..left) {
+                    Some(piece) if piece.len() < text.len() => (piece, None),
+                    _ => (text.as_str(), *id),
+                };
+                chars += piece.chars().count();
+                session.feed(piece, id, out);
+                at += piece.len();
+            }
+        }
     }
     session.end_chunk(chunk, flush, out).map_err(parse_err)?;
-    Ok(chars as u64)
+    Ok((chars as u64, matched))
 }
 
 /// Replays a replay buffer's history through a fresh stream and parser, with the original chunk
@@ -190,7 +275,15 @@ pub(crate) fn replay(stream: &mut Stream, session: &mut dyn Session, state: &Sta
             .get(at..at.saturating_add(n))
             .unwrap_or_default();
         at = at.saturating_add(n);
-        parsed_text(stream, chunk, chunk, false, session, &mut Delta::default())?;
+        parsed_text(
+            stream,
+            chunk,
+            chunk,
+            false,
+            None,
+            session,
+            &mut Delta::default(),
+        )?;
     }
     Ok(())
 }
@@ -212,27 +305,59 @@ pub(crate) fn derender<'a>(
     let ids = choice.token_ids.as_deref().unwrap_or_default();
     let (keep, mut stop_reason) = stop_token(ids, choice, finish.as_deref(), p, eos_token_ids);
     let kept = ids.get(..keep).unwrap_or_default();
+    let own = engine_stops(choice, finish.as_deref(), flush, p.include_stop)?;
     let mut finish_reason = finish;
     let mut out_text = String::new();
-    let (parsed, chars) = match text {
+    let (parsed, chars, matched) = match text {
         Text::Plain(progress) => {
-            let matched = plain_text(stream, kept, flush, p, progress, &mut out_text)?;
+            let matched = match &own {
+                Some(stops) => plain_text(
+                    stream,
+                    kept,
+                    flush,
+                    stops,
+                    p.min_tokens,
+                    progress,
+                    &mut out_text,
+                )?,
+                None => plain_text(
+                    stream,
+                    kept,
+                    flush,
+                    &p.stops,
+                    p.min_tokens,
+                    progress,
+                    &mut out_text,
+                )?,
+            };
             progress.generated += (ids.len() - keep) as u64;
-            if let Some(index) = matched {
-                finish_reason = Some(Cow::Borrowed("stop"));
-                let stop = p.stops.stops().get(index).map(|s| s.to_string());
-                stop_reason = Some(StopReason::Text(Cow::Owned(stop.unwrap_or_default())));
-            }
             // Chars of plain text are counted where they are needed (a completion stream's
             // `text_offset`), not for every whole response.
-            (None, 0)
+            (None, 0, matched)
         }
         Text::Parsed(session) => {
             let mut delta = Delta::default();
-            let chars = parsed_text(stream, kept, ids, flush, session, &mut delta)?;
-            (Some(delta), chars)
+            let stops = own.as_ref().unwrap_or(&p.stops);
+            let (chars, matched) = parsed_text(
+                stream,
+                kept,
+                ids,
+                flush,
+                Some((stops, p.min_tokens)),
+                session,
+                &mut delta,
+            )?;
+            (Some(delta), chars, matched)
         }
     };
+    if let Some(index) = matched {
+        finish_reason = Some(Cow::Borrowed("stop"));
+        let stops = match &own {
+            Some(s) => s.stops().get(index).map(|s| s.to_string()),
+            None => p.stops.stops().get(index).map(|s| s.to_string()),
+        };
+        stop_reason = Some(StopReason::Text(Cow::Owned(stops.unwrap_or_default())));
+    }
     let logprobs = choice_logprobs(det, choice, p.top, context)?;
     Ok(Out {
         text: out_text,

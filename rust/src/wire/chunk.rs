@@ -44,10 +44,12 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
     if let Some(n) = prompt_tokens {
         checks::count(n, "prompt_tokens")?;
     }
-    let request_ids: Option<Vec<u32>> = match parser {
-        Some(_) => raw_as(body.prompt_token_ids, "prompt_token_ids")?,
-        None => None,
-    };
+    let request_ids: Option<Vec<u32>> = raw_as(body.prompt_token_ids, "prompt_token_ids")?;
+    if chat {
+        checks::chat_stream_len(request_ids.as_deref(), &state, resp, c.max_model_len)?;
+    } else {
+        checks::prompt_len(request_ids.as_deref(), c.max_model_len)?;
+    }
     checks::state(&state, &p)?;
     if parser.is_some() {
         checks::parser_state(&state, c.max_model_len)?;
@@ -144,8 +146,6 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
                 let mut stream = if carried {
                     choice::resume(&c.det, &state, p.skip_special)?
                 } else {
-                    let request_ids: Option<Vec<u32>> =
-                        raw_as(body.prompt_token_ids, "prompt_token_ids")?;
                     let prompt = request_ids.as_deref().or(resp.prompt_token_ids.as_deref());
                     Stream::new(&c.det, prompt.unwrap_or_default(), p.skip_special)
                 };
@@ -176,17 +176,29 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
         out = Some((choice, o));
     }
 
-    let mut j = Json::with_capacity(512);
+    // An answer is some 700 bytes plus a few hundred a logprob position: sized once, it is
+    // written without growing.
+    let positions = resp
+        .choices
+        .first()
+        .and_then(|c| c.logprobs.as_ref())
+        .and_then(|l| l.content.as_ref())
+        .map_or(0, Vec::len);
+    let mut j = Json::with_capacity(1024 + 448 * positions.min(1024));
     output::open_chunk(
         &mut j,
         &request_id,
         chat,
         c.model_name(body.model.as_deref()),
     );
+    // With a parser and reasoning hidden, logprobs and token ids would show the reasoning:
+    // vLLM leaves both out.
+    let hide = ask.as_ref().is_some_and(|a| !a.include_reasoning);
     if let Some((choice, o)) = &out {
         j.obj();
         key!(j, "index");
         j.u64(u64::from(choice.index));
+        let logprobs = if hide { &None } else { &o.logprobs };
         if chat {
             let say = Chat {
                 request_id: &request_id,
@@ -195,34 +207,51 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
             say.delta(&mut j, choice.index, o, state.role_sent);
             state.role_sent = true;
             key!(j, "logprobs");
-            output::chat_logprobs(&mut j, &o.logprobs);
+            output::chat_logprobs(&mut j, logprobs);
         } else {
             key!(j, "text");
             j.str(&o.text);
             key!(j, "logprobs");
-            output::completion_logprobs(&mut j, &o.logprobs, state.logprob_text_offset);
+            output::completion_logprobs(&mut j, logprobs, state.logprob_text_offset);
         }
         output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
         if !chat {
             key!(j, "prompt_token_ids");
-            j.null();
+            j.opt_ids(
+                resp.prompt_token_ids
+                    .as_deref()
+                    .filter(|_| p.return_token_ids),
+            );
         }
         key!(j, "token_ids");
-        j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
+        j.opt_ids(
+            choice
+                .token_ids
+                .as_deref()
+                .filter(|_| p.return_token_ids && !hide),
+        );
+        key!(j, "weight_versions");
+        j.null();
         j.end_obj();
-        state.logprob_text_offset += match o.parsed {
-            Some(_) => o.chars,
-            None => o.text.chars().count() as u64,
+        state.logprob_text_offset = match o.parsed {
+            Some(_) => state.logprob_text_offset + o.chars,
+            // vLLM's rule: past the reported token strings, else past the text.
+            None => output::next_text_offset(logprobs, state.logprob_text_offset, &o.text),
         };
     }
     let tokens = out
         .as_ref()
         .map_or(0, |(c, _)| c.token_ids.as_ref().map_or(0, Vec::len));
+    let prompt_ids = resp
+        .prompt_token_ids
+        .as_deref()
+        .filter(|_| p.return_token_ids);
     Ok(output::close_chunk(
         j,
         resp,
         prompt_tokens,
         chat,
+        prompt_ids,
         &state,
         tokens,
     ))

@@ -150,6 +150,46 @@ pub(crate) struct Generate<'a> {
     pub prompt_logprobs: Option<Vec<Option<Pairs<Obj<PromptLogprob>>>>>,
     #[serde(default, borrow)]
     pub kv_transfer_params: Option<&'a RawValue>,
+    /// Only `"tokens"` (the default) can be derendered: the other modes are detokenized already.
+    #[serde(default, borrow)]
+    pub output_mode: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub metrics: Option<Obj<Metrics>>,
+}
+
+/// vLLM's `PerRequestMetrics`, passed through with every field it declares.
+#[derive(Deserialize)]
+#[serde(expecting = "a metrics object")]
+pub(crate) struct Metrics {
+    #[serde(default)]
+    pub time_to_first_token_ms: Option<f64>,
+    #[serde(default)]
+    pub generation_time_ms: Option<f64>,
+    #[serde(default)]
+    pub queue_time_ms: Option<f64>,
+    #[serde(default)]
+    pub mean_itl_ms: Option<f64>,
+    #[serde(default)]
+    pub tokens_per_second: Option<f64>,
+    #[serde(default)]
+    pub speculative_decoding: Option<Obj<SpecMetrics>>,
+}
+
+/// vLLM's `SpeculativeDecodingMetrics`.
+#[derive(Deserialize)]
+#[serde(expecting = "a speculative_decoding object")]
+pub(crate) struct SpecMetrics {
+    pub mean_acceptance_length: f64,
+    pub draft_acceptance_rate: f64,
+    pub acceptance_histogram: Vec<u64>,
+    pub num_spec_steps: u64,
+    pub num_accepted_draft_tokens: u64,
+    pub num_draft_tokens: u64,
+    pub num_spec_tokens: u64,
+    #[serde(default)]
+    pub per_step_accepted: Option<Vec<u64>>,
+    #[serde(default)]
+    pub per_step_drafted: Option<Vec<u64>>,
 }
 
 /// One generate choice.
@@ -306,6 +346,10 @@ pub(crate) struct Request<'a> {
     pub logprobs: Option<BoolOrCount>,
     #[serde(default)]
     pub top_logprobs: Option<i64>,
+    /// Ids whose logprobs are asked for: every candidate is then kept. Only whether there are
+    /// any matters.
+    #[serde(default)]
+    pub logprob_token_ids: Option<Vec<serde::de::IgnoredAny>>,
     /// Only how many there are matters.
     #[serde(default)]
     pub tools: Option<Vec<serde::de::IgnoredAny>>,

@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::value::RawValue;
 
 use super::choice::Out;
-use super::input::{Generate, Obj, Pairs, PromptLogprob, State, StopReason};
+use super::input::{Generate, Metrics, Obj, Pairs, PromptLogprob, State, StopReason};
 use super::json::{Json, LOGPROB_FLOOR, key};
 use super::logprobs::{Lp, clamp};
 use crate::detokenizer::Detokenizer;
@@ -76,12 +76,15 @@ pub(crate) fn open_chunk(j: &mut Json, request_id: &str, chat: bool, model: &str
     head(j, request_id, object, model);
 }
 
-/// Closes a stream answer after its choices: usage, then the state for the next call.
+/// Closes a stream answer after its choices: usage and the rest of vLLM's fields, then the
+/// state for the next call. `prompt_ids` are the chunk's prompt ids when asked for (chat; a
+/// completion chunk carries them in its choice).
 pub(crate) fn close_chunk(
     mut j: Json,
     resp: &Generate<'_>,
     prompt_tokens: Option<i64>,
     chat: bool,
+    prompt_ids: Option<&[u32]>,
     state: &State,
     tokens: usize,
 ) -> Answer {
@@ -96,10 +99,18 @@ pub(crate) fn close_chunk(
             (u.prompt_tokens_details, u.completion_tokens_details),
         ),
     }
+    key!(j, "system_fingerprint");
+    j.null();
     if chat {
         key!(j, "prompt_token_ids");
+        j.opt_ids(prompt_ids);
+        key!(j, "prompt_text");
         j.null();
     }
+    key!(j, "metrics");
+    metrics(&mut j, resp.metrics.as_deref());
+    key!(j, "kv_transfer_params");
+    j.null();
     j.end_obj();
     key!(j, "stream_state");
     let state_at = j.len();
@@ -125,7 +136,7 @@ pub(crate) fn open_whole(j: &mut Json, request_id: &str, chat: bool, model: &str
 }
 
 /// Closes a whole chat response after its choices: usage, prompt logprobs and ids, transfer
-/// parameters.
+/// parameters, metrics.
 pub(crate) fn close_whole_chat(
     mut j: Json,
     det: &Detokenizer,
@@ -145,8 +156,14 @@ pub(crate) fn close_whole_chat(
     prompt_logprobs(&mut j, det, resp.prompt_logprobs.as_deref());
     key!(j, "prompt_token_ids");
     j.opt_ids(prompt_ids);
+    key!(j, "prompt_text");
+    j.null();
     key!(j, "kv_transfer_params");
     j.opt_raw(resp.kv_transfer_params.map(RawValue::get));
+    key!(j, "ec_transfer_params");
+    j.null();
+    key!(j, "metrics");
+    metrics(&mut j, resp.metrics.as_deref());
     j.end_obj();
     Answer {
         body: j.into_bytes(),
@@ -155,10 +172,12 @@ pub(crate) fn close_whole_chat(
     }
 }
 
-/// Closes a whole completion response after its choices.
+/// Closes a whole completion response after its choices. `kv_transfer_params` and `metrics`
+/// are the ones the responses share, as vLLM merges them.
 pub(crate) fn close_whole_completion(
     mut j: Json,
-    first: &Generate<'_>,
+    kv_transfer_params: Option<&RawValue>,
+    metrics_of: Option<&Metrics>,
     prompt_tokens: i64,
     completion: usize,
 ) -> Answer {
@@ -170,13 +189,70 @@ pub(crate) fn close_whole_completion(
     key!(j, "usage");
     usage(&mut j, prompt_tokens, completion as i64, (None, None));
     key!(j, "kv_transfer_params");
-    j.opt_raw(first.kv_transfer_params.map(RawValue::get));
+    j.opt_raw(kv_transfer_params.map(RawValue::get));
+    key!(j, "ec_transfer_params");
+    j.null();
+    key!(j, "metrics");
+    metrics(&mut j, metrics_of);
     j.end_obj();
     Answer {
         body: j.into_bytes(),
         tokens: completion as u64,
         state_bytes: 0,
     }
+}
+
+/// `metrics` as vLLM's `PerRequestMetrics` writes it: every field, null when unset.
+fn metrics(j: &mut Json, m: Option<&Metrics>) {
+    let Some(m) = m else { return j.null() };
+    let opt = |j: &mut Json, x: Option<f64>| match x {
+        Some(x) => j.f64(x),
+        None => j.null(),
+    };
+    j.obj();
+    key!(j, "time_to_first_token_ms");
+    opt(j, m.time_to_first_token_ms);
+    key!(j, "generation_time_ms");
+    opt(j, m.generation_time_ms);
+    key!(j, "queue_time_ms");
+    opt(j, m.queue_time_ms);
+    key!(j, "mean_itl_ms");
+    opt(j, m.mean_itl_ms);
+    key!(j, "tokens_per_second");
+    opt(j, m.tokens_per_second);
+    key!(j, "speculative_decoding");
+    match m.speculative_decoding.as_deref() {
+        None => j.null(),
+        Some(s) => {
+            j.obj();
+            key!(j, "mean_acceptance_length");
+            j.f64(s.mean_acceptance_length);
+            key!(j, "draft_acceptance_rate");
+            j.f64(s.draft_acceptance_rate);
+            key!(j, "acceptance_histogram");
+            j.nums(&s.acceptance_histogram);
+            key!(j, "num_spec_steps");
+            j.u64(s.num_spec_steps);
+            key!(j, "num_accepted_draft_tokens");
+            j.u64(s.num_accepted_draft_tokens);
+            key!(j, "num_draft_tokens");
+            j.u64(s.num_draft_tokens);
+            key!(j, "num_spec_tokens");
+            j.u64(s.num_spec_tokens);
+            key!(j, "per_step_accepted");
+            match &s.per_step_accepted {
+                Some(v) => j.nums(v),
+                None => j.null(),
+            }
+            key!(j, "per_step_drafted");
+            match &s.per_step_drafted {
+                Some(v) => j.nums(v),
+                None => j.null(),
+            }
+            j.end_obj();
+        }
+    }
+    j.end_obj();
 }
 
 /// How a chat choice's text is said: the message of a whole response or a chunk's delta.
@@ -186,10 +262,12 @@ pub(crate) struct Chat<'r> {
 }
 
 impl Chat<'_> {
-    /// `"content"`: a plain choice's text, or the parser's content (null when empty).
-    fn content(j: &mut Json, o: &Out<'_>) {
+    /// `"content"`: a plain choice's text, or the parser's content; a delta's is null when
+    /// empty, as is a parsed message's.
+    fn content(j: &mut Json, o: &Out<'_>, delta: bool) {
         key!(j, "content");
         match &o.parsed {
+            None if delta => j.text_or_null(&o.text),
             None => j.str(&o.text),
             Some(d) => j.text_or_null(&d.content),
         }
@@ -210,7 +288,7 @@ impl Chat<'_> {
         j.obj();
         key!(j, "role");
         j.str("assistant");
-        Self::content(j, o);
+        Self::content(j, o, false);
         key!(j, "refusal");
         j.null();
         key!(j, "annotations");
@@ -219,10 +297,12 @@ impl Chat<'_> {
         j.null();
         key!(j, "function_call");
         j.null();
-        key!(j, "tool_calls");
-        j.arr();
-        if let Some(d) = &o.parsed {
-            for call in assemble(d) {
+        // Left out when there are none, as vLLM's `ChatMessage` does.
+        let calls = o.parsed.as_ref().map(assemble).unwrap_or_default();
+        if !calls.is_empty() {
+            key!(j, "tool_calls");
+            j.arr();
+            for call in calls {
                 j.obj();
                 key!(j, "id");
                 j.str(&tool_call_id(self.request_id, index, call.index));
@@ -237,8 +317,8 @@ impl Chat<'_> {
                 j.end_obj();
                 j.end_obj();
             }
+            j.end_arr();
         }
-        j.end_arr();
         self.reasoning(j, o);
         j.end_obj();
     }
@@ -253,7 +333,7 @@ impl Chat<'_> {
         } else {
             j.str("assistant");
         }
-        Self::content(j, o);
+        Self::content(j, o, true);
         self.reasoning(j, o);
         match &o.parsed {
             Some(d) if !d.calls.is_empty() => {
@@ -393,6 +473,21 @@ pub(crate) fn chat_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>) {
     }
     j.end_arr();
     j.end_obj();
+}
+
+/// Where the next chunk's `text_offset` starts (vLLM's rule): after the last reported token
+/// string when there are any, else after the chunk's text.
+pub(crate) fn next_text_offset(lps: &Option<Option<Vec<Lp>>>, offset: u64, text: &str) -> u64 {
+    match lps {
+        Some(Some(content)) if !content.is_empty() => {
+            offset
+                + content
+                    .iter()
+                    .map(|lp| lp.token.chars().count() as u64)
+                    .sum::<u64>()
+        }
+        _ => offset + text.chars().count() as u64,
+    }
 }
 
 /// The completion shape: parallel lists, `text_offset` counted in chars from `offset`.

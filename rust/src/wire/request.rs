@@ -57,13 +57,28 @@ impl<'r> Params<'r> {
             )),
             n => Ok(usize::try_from(n).ok()),
         };
+        // vLLM's cuts (`chat_top_logprobs_limit`, `completion_top_logprobs_limit`): chat keeps
+        // `top_logprobs` candidates, and every one when it does not ask for logprobs; a
+        // completion keeps `logprobs + 1` (the sampled token, then the top k), every one when
+        // `logprobs` is unset. `logprob_token_ids` keeps every candidate on both.
+        let every = req
+            .logprob_token_ids
+            .as_ref()
+            .is_some_and(|ids| !ids.is_empty());
         let top = if chat {
-            count(req.top_logprobs.unwrap_or(0), "top_logprobs")?
+            let asked = match req.logprobs {
+                Some(BoolOrCount::Flag(b)) => b,
+                Some(BoolOrCount::Count(n)) => n != 0,
+                None => false,
+            };
+            let n = count(req.top_logprobs.unwrap_or(0), "top_logprobs")?;
+            if asked && !every { n } else { None }
         } else {
             match req.logprobs {
-                Some(BoolOrCount::Count(n)) => count(n, "logprobs")?,
+                Some(BoolOrCount::Count(n)) => count(n, "logprobs")?.map(|n| n.saturating_add(1)),
                 _ => None,
             }
+            .filter(|_| !every)
         };
         Ok(Params {
             skip_special: req.skip_special_tokens.unwrap_or(true),

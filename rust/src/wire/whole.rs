@@ -8,6 +8,8 @@ use super::checks;
 use super::choice::{self, Out, Progress, Text};
 use super::config::Config;
 use super::error::{Res, WireError};
+use serde_json::value::RawValue;
+
 use super::input::{Body, Choice, chat_request_text, raw_as};
 use super::json::Json;
 use super::json::key;
@@ -73,17 +75,18 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
             let mut p = Params::new(Some(req), true)?;
             // The markers must be seen.
             p.skip_special = false;
-            checks::no_stop_strings(&p)?;
             (p, Some(Ask::new(req)))
         }
     };
     let prompt_tokens: i64 = raw_as(body.prompt_tokens, "prompt_tokens")?.unwrap_or(0);
     checks::count(prompt_tokens, "prompt_tokens")?;
     let request_ids: Option<Vec<u32>> = raw_as(body.prompt_token_ids, "prompt_token_ids")?;
-    let prompt = match parser {
-        None => request_ids.as_deref().or(resp.prompt_token_ids.as_deref()),
-        Some(_) => Some(checks::required_prompt(request_ids.as_deref(), resp)?),
-    };
+    checks::prompt_len(request_ids.as_deref(), c.max_model_len)?;
+    // Without prompt ids a parser starts where it starts on an empty prompt, as vLLM's does.
+    let prompt = request_ids.as_deref().or(resp.prompt_token_ids.as_deref());
+    // With a parser and reasoning hidden, logprobs and token ids would show the reasoning:
+    // vLLM leaves both out.
+    let hide = ask.as_ref().is_some_and(|a| !a.include_reasoning);
     let request_id = output::request_id_of(resp);
     let mut outs = Vec::with_capacity(resp.choices.len());
     for choice in &resp.choices {
@@ -151,13 +154,26 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
         j.u64(u64::from(choice.index));
         say.message(&mut j, choice.index, o);
         key!(j, "logprobs");
-        output::chat_logprobs(&mut j, &o.logprobs);
+        output::chat_logprobs(&mut j, if hide { &None } else { &o.logprobs });
         output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
         key!(j, "token_ids");
-        j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
+        j.opt_ids(
+            choice
+                .token_ids
+                .as_deref()
+                .filter(|_| p.return_token_ids && !hide),
+        );
+        key!(j, "routed_experts");
+        j.null();
+        key!(j, "weight_versions");
+        j.null();
         j.end_obj();
     }
-    let prompt_ids = prompt.filter(|_| p.return_token_ids);
+    // As vLLM: the generate response's prompt ids, when asked for.
+    let prompt_ids = resp
+        .prompt_token_ids
+        .as_deref()
+        .filter(|_| p.return_token_ids);
     Ok(output::close_whole_chat(
         j,
         &c.det,
@@ -166,6 +182,18 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
         completion,
         prompt_ids,
     ))
+}
+
+/// Whether two passed-through values are the same JSON (as Python compares the dicts).
+fn same_json(a: Option<&RawValue>, b: Option<&RawValue>) -> bool {
+    let value = |r: Option<&RawValue>| {
+        r.map(|r| serde_json::from_str::<serde_json::Value>(r.get()).unwrap_or_default())
+            .unwrap_or_default()
+    };
+    match (a, b) {
+        (Some(a), Some(b)) if a.get() == b.get() => true,
+        _ => value(a) == value(b),
+    }
 }
 
 /// `POST /v1/completions/derender` with whole generate responses, one per prompt.
@@ -196,6 +224,9 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
     }
     let prompt_ids: Option<Vec<Option<Vec<u32>>>> =
         raw_as(body.prompt_token_ids, "prompt_token_ids")?;
+    for ids in prompt_ids.iter().flatten() {
+        checks::prompt_len(ids.as_deref(), c.max_model_len)?;
+    }
     for (name, len) in [
         ("prompt_tokens", prompt_tokens.as_ref().map(Vec::len)),
         ("prompt_token_ids", prompt_ids.as_ref().map(Vec::len)),
@@ -250,13 +281,32 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
             key!(j, "prompt_logprobs");
             output::prompt_logprobs(&mut j, &c.det, resp.prompt_logprobs.as_deref());
             key!(j, "prompt_token_ids");
-            j.opt_ids(prompt.filter(|_| p.return_token_ids));
+            j.opt_ids(
+                resp.prompt_token_ids
+                    .as_deref()
+                    .filter(|_| p.return_token_ids),
+            );
+            key!(j, "routed_experts");
+            j.null();
+            key!(j, "weight_versions");
+            j.null();
             j.end_obj();
         }
     }
+    // As vLLM merges them: the first response's transfer parameters, null when they differ;
+    // its metrics when there is one prompt (they describe one).
+    let first = &gens[0];
+    let kv = first.kv_transfer_params;
+    let differ = gens
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .any(|g| !same_json(g.kv_transfer_params, kv));
+    let metrics = first.metrics.as_deref().filter(|_| gens.len() == 1);
     Ok(output::close_whole_completion(
         j,
-        &gens[0],
+        kv.filter(|_| !differ),
+        metrics,
         total_prompt,
         total_completion,
     ))
