@@ -22,6 +22,11 @@ pub struct PyDerenderer {
 }
 
 impl PyDerenderer {
+    /// The core derenderer (the HTTP front serves it).
+    pub(crate) fn wire(&self) -> &Derenderer {
+        &self.inner
+    }
+
     fn reply(&self, py: Python<'_>, path: &str, body: &[u8]) -> Reply {
         if body.len() >= DETACH_BYTES {
             py.detach(|| self.inner.handle_json(path, body))
