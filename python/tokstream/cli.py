@@ -71,7 +71,9 @@ def _serve(args: argparse.Namespace) -> int:
     from .launch import Listen, connection_cap, raise_open_file_limit, run
 
     open_files = raise_open_file_limit()
-    max_connections = connection_cap(args.max_connections, open_files)
+    # The Rust front's workers are threads of this process, sharing its open-file limit.
+    shares = args.workers if args.front == "rust" else 1
+    max_connections = connection_cap(args.max_connections, open_files, shares)
     config = ServerConfig(
         tokenizer=str(tokenizer),
         served_model_name=name,
@@ -99,7 +101,7 @@ def _serve(args: argparse.Namespace) -> int:
             f"tokenizer {tokenizer} (engine {derenderer.detokenizer.engine}, eos ids "
             f"{list(derenderer.eos_token_ids)}), max_model_len {max_len}, parsers "
             f"{derenderer.reasoning_parser or '-'}/{derenderer.tool_parser or '-'} "
-            f"({derenderer.parser_state}), {args.workers} worker(s), limits: "
+            f"({derenderer.parser_state}), {args.workers} worker(s), front {args.front}, limits: "
             f"{max_connections} connections a worker, headers {args.max_header_bytes} bytes "
             f"in {args.header_timeout:g} s, body pauses {args.body_timeout:g} s, "
             f"keep-alive {args.keep_alive_timeout:g} s, shutdown grace {args.shutdown_grace:g} s"
@@ -112,6 +114,7 @@ def _serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         keep_alive_timeout=args.keep_alive_timeout,
         shutdown_grace=args.shutdown_grace,
+        front=args.front,
     )
     return run(app, config, listen, banner)
 
@@ -215,7 +218,18 @@ def main(argv: list[str] | None = None) -> int:
         help="TCP port to listen on, 0 for any free one (default: %(default)s)",
     )
     serve.add_argument(
-        "--workers", type=_whole(1), default=1, help="worker processes (default: %(default)s)"
+        "--workers",
+        type=_whole(1),
+        default=1,
+        help="workers: loop threads of the rust front, processes of the asgi one "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--front",
+        choices=["rust", "asgi"],
+        default="rust",
+        help="the HTTP server: the native one (no Python on a request's path) or the ASGI app "
+        "on uvicorn (default: %(default)s)",
     )
     serve.add_argument(
         "--max-model-len",

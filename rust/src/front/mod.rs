@@ -139,8 +139,14 @@ impl Shared {
 }
 
 /// A running front: its loop threads, until they end after a drain.
+///
+/// Its shared state (the derenderer, the counters, the renderer) lives as long as the process:
+/// it is never freed, since it may hold Python objects (a user parser, the metrics renderer)
+/// that must not be dropped by a thread the interpreter does not know, whichever thread lets go
+/// of it last. One front a process is the use; each costs a few kilobytes besides the
+/// derenderer.
 pub struct Front {
-    shared: Arc<Shared>,
+    shared: &'static Shared,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -169,7 +175,7 @@ impl Front {
             polls.push(poll);
         }
         let (tx, rx) = mpsc::channel::<Job>();
-        let shared = Arc::new(Shared {
+        let shared: &'static Shared = Box::leak(Box::new(Shared {
             derenderer,
             metrics: (0..threads)
                 .map(|_| Mutex::new(metrics::Metrics::new(&opts.bounds)))
@@ -182,22 +188,20 @@ impl Front {
             loops,
             pool: Mutex::new(Some(tx)),
             busy: AtomicUsize::new(0),
-        });
+        }));
         let rx = Arc::new(Mutex::new(rx));
         for n in 0..POOL_THREADS {
-            let shared = Arc::clone(&shared);
             let rx = Arc::clone(&rx);
             std::thread::Builder::new()
                 .name(format!("tokstream-derender-{n}"))
-                .spawn(move || pool_thread(&shared, &rx))?;
+                .spawn(move || pool_thread(shared, &rx))?;
         }
         let mut handles = Vec::with_capacity(threads);
         for (index, poll) in polls.into_iter().enumerate() {
             let listener = mio::net::TcpListener::from_std(listener.try_clone()?);
-            let shared = Arc::clone(&shared);
             let handle = std::thread::Builder::new()
                 .name(format!("tokstream-front-{index}"))
-                .spawn(move || conn::run(index, poll, listener, &shared))?;
+                .spawn(move || conn::run(index, poll, listener, shared))?;
             handles.push(handle);
         }
         Ok(Front {
