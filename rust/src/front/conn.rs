@@ -130,6 +130,8 @@ struct Loop<'a> {
     free: Vec<usize>,
     generation: u64,
     listener: Option<TcpListener>,
+    /// What a read lands in before it is appended to its connection's buffer.
+    scratch: Box<[u8]>,
 }
 
 /// Runs one loop thread until its connections are done after a drain.
@@ -145,6 +147,7 @@ pub(crate) fn run(index: usize, poll: Poll, mut listener: TcpListener, shared: &
         free: Vec::new(),
         generation: 0,
         listener: registered.ok().map(|()| listener),
+        scratch: vec![0; READ_CHUNK].into_boxed_slice(),
     };
     lp.run();
 }
@@ -307,6 +310,7 @@ impl Loop<'_> {
         let max_head = self.shared.opts.max_header_bytes;
         let max_body = self.shared.opts.max_body_bytes;
         let body_timeout = self.shared.opts.body_timeout;
+        let scratch = &mut self.scratch;
         let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
             return;
         };
@@ -339,16 +343,14 @@ impl Loop<'_> {
             if c.buf.len() >= cap {
                 break;
             }
-            let len = c.buf.len();
-            c.buf.resize(len + READ_CHUNK, 0);
-            match c.sock.read(&mut c.buf[len..]) {
+            // Into the loop's buffer, then only what came is copied (no zeroing per read).
+            match c.sock.read(&mut scratch[..]) {
                 Ok(0) => {
-                    c.buf.truncate(len);
                     c.gone = true;
                     break;
                 }
                 Ok(n) => {
-                    c.buf.truncate(len + n);
+                    c.buf.extend_from_slice(&scratch[..n]);
                     if let Phase::Body(_) = c.phase {
                         c.deadline = Instant::now() + body_timeout;
                     }
@@ -356,17 +358,14 @@ impl Loop<'_> {
                         break; // the socket is empty: a new arrival is a new event
                     }
                 }
-                Err(e) => {
-                    c.buf.truncate(len);
-                    match e.kind() {
-                        io::ErrorKind::Interrupted => {}
-                        io::ErrorKind::WouldBlock => break,
-                        _ => {
-                            c.gone = true;
-                            break;
-                        }
+                Err(e) => match e.kind() {
+                    io::ErrorKind::Interrupted => {}
+                    io::ErrorKind::WouldBlock => break,
+                    _ => {
+                        c.gone = true;
+                        break;
                     }
-                }
+                },
             }
         }
         self.advance(slot);

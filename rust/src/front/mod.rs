@@ -23,7 +23,7 @@ use std::io;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -86,6 +86,9 @@ pub(crate) struct Shared {
     loops: Vec<LoopHandle>,
     pool: Mutex<Option<mpsc::Sender<Job>>>,
     busy: AtomicUsize,
+    /// Loop threads that have ended, and the signal that one has.
+    ended: Mutex<usize>,
+    ended_signal: Condvar,
 }
 
 /// How other threads reach one loop: its waker, its inbox of finished derenders and of
@@ -188,6 +191,8 @@ impl Front {
             loops,
             pool: Mutex::new(Some(tx)),
             busy: AtomicUsize::new(0),
+            ended: Mutex::new(0),
+            ended_signal: Condvar::new(),
         }));
         let rx = Arc::new(Mutex::new(rx));
         for n in 0..POOL_THREADS {
@@ -201,7 +206,11 @@ impl Front {
             let listener = mio::net::TcpListener::from_std(listener.try_clone()?);
             let handle = std::thread::Builder::new()
                 .name(format!("tokstream-front-{index}"))
-                .spawn(move || conn::run(index, poll, listener, shared))?;
+                .spawn(move || {
+                    conn::run(index, poll, listener, shared);
+                    *lock(&shared.ended) += 1;
+                    shared.ended_signal.notify_all();
+                })?;
             handles.push(handle);
         }
         Ok(Front {
@@ -240,17 +249,14 @@ impl Front {
 
     /// Waits up to `timeout` for the loop threads to end; true once they have.
     pub fn wait(&self, timeout: Duration) -> bool {
-        let end = Instant::now() + timeout;
-        loop {
-            if self.finished() {
-                return true;
-            }
-            let now = Instant::now();
-            if now >= end {
-                return false;
-            }
-            std::thread::sleep((end - now).min(Duration::from_millis(10)));
-        }
+        let all = self.threads.len();
+        let ended = lock(&self.shared.ended);
+        let (ended, _) = self
+            .shared
+            .ended_signal
+            .wait_timeout_while(ended, timeout, |n| *n < all)
+            .unwrap_or_else(PoisonError::into_inner);
+        *ended >= all
     }
 
     /// Every loop thread's counters, as a JSON array of `Metrics.snapshot()` objects.
