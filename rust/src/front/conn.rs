@@ -582,12 +582,12 @@ impl Loop<'_> {
                             return false;
                         }
                         Err(job) => {
-                            let reply = shared.derenderer.handle_json(path, &job.body);
+                            let reply = shared.handle(path, &job.body);
                             self.derendered(slot, endpoint, req.start, &reply);
                         }
                     }
                 } else {
-                    let reply = shared.derenderer.handle_json(path, &body);
+                    let reply = shared.handle(path, &body);
                     self.derendered(slot, endpoint, req.start, &reply);
                 }
             }

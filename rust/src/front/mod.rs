@@ -74,12 +74,17 @@ impl Default for Options {
 /// Renders `/metrics` from a JSON array of every loop thread's counters.
 pub type Render = Arc<dyn Fn(&str) -> Vec<u8> + Send + Sync>;
 
+/// Runs a derender in the context it needs: for a derenderer with a Python parser, attached
+/// to the interpreter (the parser's sessions are Python objects, made and dropped in it).
+pub type Runner = Arc<dyn Fn(&mut dyn FnMut()) + Send + Sync>;
+
 /// What the loop threads share.
 pub(crate) struct Shared {
     derenderer: Derenderer,
     opts: Options,
     models: Vec<u8>,
     render: Render,
+    runner: Option<Runner>,
     metrics: Vec<Mutex<metrics::Metrics>>,
     draining: AtomicBool,
     drain_at: Mutex<Option<Instant>>,
@@ -121,6 +126,21 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// `handle_json`, in the runner's context if there is one.
+    fn handle(&self, path: &str, body: &[u8]) -> Reply {
+        let Some(runner) = &self.runner else {
+            return self.derenderer.handle_json(path, body);
+        };
+        let mut reply = None;
+        runner(&mut || reply = Some(self.derenderer.handle_json(path, body)));
+        reply.unwrap_or_else(|| Reply {
+            status: 500,
+            body: crate::wire::error_body(500, "the derender could not run", None),
+            tokens: 0,
+            state_bytes: 0,
+        })
+    }
+
     fn snapshot(&self) -> String {
         let mut out = String::from("[");
         for (i, m) in self.metrics.iter().enumerate() {
@@ -154,13 +174,15 @@ pub struct Front {
 }
 
 impl Front {
-    /// Starts serving `listener` (bound and listening) with `opts.threads` loop threads.
+    /// Starts serving `listener` (bound and listening) with `opts.threads` loop threads;
+    /// `runner`, if given, runs every derender (see [`Runner`]).
     pub fn start(
         listener: TcpListener,
         derenderer: Derenderer,
         opts: Options,
         models: Vec<u8>,
         render: Render,
+        runner: Option<Runner>,
     ) -> io::Result<Front> {
         let threads = opts.threads.max(1);
         listener.set_nonblocking(true)?;
@@ -186,6 +208,7 @@ impl Front {
             opts,
             models,
             render,
+            runner,
             draining: AtomicBool::new(false),
             drain_at: Mutex::new(None),
             loops,
@@ -279,7 +302,7 @@ fn pool_thread(shared: &Shared, rx: &Mutex<mpsc::Receiver<Job>>) {
             Err(_) => return,
         };
         shared.busy.fetch_add(1, Ordering::SeqCst);
-        let reply = shared.derenderer.handle_json(job.path, &job.body);
+        let reply = shared.handle(job.path, &job.body);
         shared.busy.fetch_sub(1, Ordering::SeqCst);
         if let Some(l) = shared.loops.get(job.to) {
             lock(&l.done).push(Done {

@@ -20,6 +20,7 @@ fn front(opts: Options) -> (Front, u16) {
         opts,
         b"{\"models\":1}".to_vec(),
         render,
+        None,
     )
     .unwrap();
     (f, port)

@@ -19,12 +19,19 @@ const DETACH_BYTES: usize = 16 * 1024;
 #[pyclass(frozen, module = "tokstream._core", name = "Derenderer")]
 pub struct PyDerenderer {
     inner: Derenderer,
+    /// A Python parser is on: derenders run attached to the interpreter.
+    user: bool,
 }
 
 impl PyDerenderer {
     /// The core derenderer (the HTTP front serves it).
     pub(crate) fn wire(&self) -> &Derenderer {
         &self.inner
+    }
+
+    /// Whether a Python parser is on.
+    pub(crate) fn has_user_parser(&self) -> bool {
+        self.user
     }
 
     fn reply(&self, py: Python<'_>, path: &str, body: &[u8]) -> Reply {
@@ -62,6 +69,7 @@ impl PyDerenderer {
     ) -> PyResult<Self> {
         let replay = replays_by_name(parser_state).map_err(PyValueError::new_err)?;
         let det = detokenizer.shared();
+        let user = user_parser.is_some();
         let parser: Option<Arc<dyn ChatParser>> = match user_parser {
             Some(adapter) => Some(Arc::new(PyParser::new(adapter))),
             None => Parsers::from_names(&det, reasoning_parser, tool_parser)
@@ -71,6 +79,7 @@ impl PyDerenderer {
         Ok(PyDerenderer {
             inner: Derenderer::new(det, served_model_name, eos_token_ids, max_model_len)
                 .with_parser(parser, replay),
+            user,
         })
     }
 

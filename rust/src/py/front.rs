@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use super::derender::PyDerenderer;
-use crate::front::{Bounds, Front, Options, Render};
+use crate::front::{Bounds, Front, Options, Render, Runner};
 
 /// The front serving a `Derenderer` on a listening socket (see `tokstream.launch`).
 #[pyclass(frozen, module = "tokstream._core", name = "Front")]
@@ -86,7 +86,12 @@ impl PyFront {
                 }
             })
         });
-        let inner = Front::start(listener, derenderer.wire().clone(), opts, models, render)
+        // A Python parser's sessions are made and dropped during a derender: attach for it.
+        let runner: Option<Runner> = derenderer
+            .has_user_parser()
+            .then(|| Arc::new(|run: &mut dyn FnMut()| Python::attach(|_| run())) as Runner);
+        let wire = derenderer.wire().clone();
+        let inner = Front::start(listener, wire, opts, models, render, runner)
             .map_err(|e| PyOSError::new_err(e.to_string()))?;
         Ok(PyFront { inner })
     }
