@@ -262,7 +262,8 @@ impl Loop<'_> {
             return;
         }
         self.generation += 1;
-        let over_cap = self.open() + 1 > self.shared.opts.max_connections;
+        // `open()` counts this connection's slot already.
+        let over_cap = self.open() > self.shared.opts.max_connections;
         self.conns[slot] = Some(Conn {
             sock,
             buf: Vec::new(),
@@ -393,10 +394,8 @@ impl Loop<'_> {
                 }
                 Phase::Head => {
                     if pending_out {
-                        // An answer is still going out; the next request waits for it.
-                        if c.gone {
-                            self.close(slot);
-                        }
+                        // An answer is still going out (to a client that may have shut its
+                        // side): the next request, or the close, waits for it.
                         return;
                     }
                     if c.buf.is_empty() {
@@ -708,14 +707,12 @@ impl Loop<'_> {
         if c.sent >= c.out.len() {
             c.out.clear();
             c.sent = 0;
-            if c.close_after {
-                match c.phase {
-                    Phase::Linger => {
-                        let _ = c.sock.shutdown(Shutdown::Write);
-                    }
-                    Phase::Head => self.close(slot),
-                    _ => {}
+            match c.phase {
+                Phase::Linger if c.close_after => {
+                    let _ = c.sock.shutdown(Shutdown::Write);
                 }
+                Phase::Head if c.close_after || (c.gone && c.buf.is_empty()) => self.close(slot),
+                _ => {}
             }
         }
     }

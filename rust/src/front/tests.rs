@@ -96,3 +96,38 @@ fn limits_answer_431_413_and_408() {
     f.drain(Duration::from_millis(200));
     assert!(f.wait(Duration::from_secs(5)));
 }
+
+#[test]
+fn the_connection_past_the_cap_gets_503_and_a_half_closed_client_its_answer() {
+    let opts = Options {
+        max_connections: 1,
+        ..Options::default()
+    };
+    let (f, port) = front(opts);
+    let mut held = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // The held connection is served (it is the one allowed), and then stays open.
+    held.write_all(b"GET /health HTTP/1.1\r\n\r\n").unwrap();
+    let mut first = [0u8; 256];
+    held.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let n = held.read(&mut first).unwrap();
+    assert!(first[..n].starts_with(b"HTTP/1.1 200 OK"));
+    let extra = exchange(port, b"GET /health HTTP/1.1\r\n\r\n");
+    assert!(extra.starts_with("HTTP/1.1 503"), "{extra}");
+    drop(held);
+    std::thread::sleep(Duration::from_millis(200));
+    // A client that shuts its side after its request still reads the whole answer.
+    let mut sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    sock.write_all(b"GET /v1/models HTTP/1.1\r\n\r\n").unwrap();
+    sock.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut out = String::new();
+    let _ = sock.read_to_string(&mut out);
+    assert!(
+        out.starts_with("HTTP/1.1 200 OK") && out.ends_with("{\"models\":1}"),
+        "{out}"
+    );
+    f.drain(Duration::from_millis(200));
+    assert!(f.wait(Duration::from_secs(5)));
+}

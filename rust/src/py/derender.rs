@@ -20,16 +20,19 @@ const DETACH_BYTES: usize = 16 * 1024;
 pub struct PyDerenderer {
     inner: Derenderer,
     /// A Python parser is on: derenders run attached to the interpreter.
+    #[cfg_attr(not(feature = "front"), allow(dead_code))]
     user: bool,
 }
 
 impl PyDerenderer {
     /// The core derenderer (the HTTP front serves it).
+    #[cfg_attr(not(feature = "front"), allow(dead_code))]
     pub(crate) fn wire(&self) -> &Derenderer {
         &self.inner
     }
 
     /// Whether a Python parser is on.
+    #[cfg_attr(not(feature = "front"), allow(dead_code))]
     pub(crate) fn has_user_parser(&self) -> bool {
         self.user
     }
