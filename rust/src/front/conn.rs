@@ -481,6 +481,11 @@ impl Loop<'_> {
                 }
                 let chunked = (head.body == Framing::Chunked).then(Chunked::default);
                 c.deadline = start + opts.body_timeout;
+                if let Framing::Length(n) = head.body {
+                    // Room for the whole body at once, not grown by doubling as it arrives.
+                    let n = usize::try_from(n).unwrap_or(0);
+                    c.buf.reserve(n.saturating_sub(c.buf.len()));
+                }
                 c.phase = Phase::Body(Request {
                     head,
                     route,

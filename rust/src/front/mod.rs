@@ -35,7 +35,7 @@ pub use metrics::Bounds;
 pub const LINGER: Duration = Duration::from_secs(2);
 /// See [`LINGER`].
 pub const LINGER_BYTES: usize = 256 * 1024;
-/// Threads that derender large bodies.
+/// Most threads that derender large bodies (one a core, so the loop threads keep theirs).
 const POOL_THREADS: usize = 4;
 
 /// The front's limits and sizes.
@@ -218,7 +218,8 @@ impl Front {
             ended_signal: Condvar::new(),
         }));
         let rx = Arc::new(Mutex::new(rx));
-        for n in 0..POOL_THREADS {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        for n in 0..POOL_THREADS.min(cores) {
             let rx = Arc::clone(&rx);
             std::thread::Builder::new()
                 .name(format!("tokstream-derender-{n}"))
