@@ -120,6 +120,8 @@ struct Conn {
     gone: bool,
     /// Bytes of the next request's head have arrived (its header deadline is set).
     head_started: bool,
+    /// Reading stopped at the buffer's cap; resumed once there is room.
+    paused: bool,
 }
 
 struct Loop<'a> {
@@ -278,6 +280,7 @@ impl Loop<'_> {
             drained: 0,
             gone: false,
             head_started: false,
+            paused: false,
         });
         self.set_open();
     }
@@ -295,7 +298,12 @@ impl Loop<'_> {
             if writable {
                 self.flush(slot);
             }
-            if readable {
+            let paused = self
+                .conns
+                .get(slot)
+                .and_then(Option::as_ref)
+                .is_some_and(|c| c.paused);
+            if readable || paused {
                 self.read(slot);
             } else if writable {
                 self.advance(slot); // a pipelined request may wait for the answer just sent
@@ -306,15 +314,51 @@ impl Loop<'_> {
         }
     }
 
-    /// Reads what has arrived and acts on it.
+    /// Reads what has arrived and acts on it, as long as the connection can take more.
     fn read(&mut self, slot: usize) {
+        loop {
+            let paused = self.read_some(slot);
+            let before = self.buffered(slot);
+            self.advance(slot);
+            let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+                return;
+            };
+            // Stopped at the connection's cap: read on only once acting on it made room (else
+            // the flush or the pool's answer that unblocks it reads on).
+            c.paused = paused;
+            if !paused || c.buf.len() >= before {
+                return;
+            }
+        }
+    }
+
+    fn buffered(&self, slot: usize) -> usize {
+        self.conns
+            .get(slot)
+            .and_then(Option::as_ref)
+            .map_or(0, |c| c.buf.len())
+    }
+
+    /// Reads into the connection's buffer up to its cap (a request's head, or its body);
+    /// true when it stopped at the cap rather than at an empty socket.
+    fn read_some(&mut self, slot: usize) -> bool {
         let max_head = self.shared.opts.max_header_bytes;
-        let max_body = self.shared.opts.max_body_bytes;
         let body_timeout = self.shared.opts.body_timeout;
         let scratch = &mut self.scratch;
         let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
-            return;
+            return false;
         };
+        // What a connection may hold unprocessed: a head, or the body being read, plus a read.
+        let cap = match &c.phase {
+            Phase::Body(req) => match (req.chunked.is_some(), req.head.body) {
+                (false, Framing::Length(n)) => usize::try_from(n)
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(max_head),
+                _ => max_head + 3 * READ_CHUNK,
+            },
+            _ => max_head,
+        }
+        .saturating_add(READ_CHUNK);
         loop {
             if let Phase::Linger = c.phase {
                 let mut sink = [0u8; 16 * 1024];
@@ -340,9 +384,8 @@ impl Loop<'_> {
                 continue;
             }
             // Enough buffered for the request being read: the rest waits in the socket.
-            let cap = max_head + max_body + READ_CHUNK;
             if c.buf.len() >= cap {
-                break;
+                return true;
             }
             // Into the loop's buffer, then only what came is copied (no zeroing per read).
             match c.sock.read(&mut scratch[..]) {
@@ -369,7 +412,7 @@ impl Loop<'_> {
                 },
             }
         }
-        self.advance(slot);
+        false
     }
 
     /// Moves a connection on as far as what it has buffered allows.
@@ -738,7 +781,7 @@ impl Loop<'_> {
             if let Route::Derender(_, endpoint) = req.route {
                 self.derendered(d.token, endpoint, req.start, &d.reply);
             }
-            self.advance(d.token);
+            self.read(d.token); // reads on if it had paused, then takes what is buffered
         }
     }
 

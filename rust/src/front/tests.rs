@@ -131,3 +131,44 @@ fn the_connection_past_the_cap_gets_503_and_a_half_closed_client_its_answer() {
     f.drain(Duration::from_millis(200));
     assert!(f.wait(Duration::from_secs(5)));
 }
+
+#[test]
+fn many_pipelined_requests_and_a_body_past_a_read_are_all_served() {
+    let opts = Options {
+        max_header_bytes: 1024,
+        ..Options::default()
+    };
+    let (f, port) = front(opts);
+    // 2,000 heads (64 KiB or more) in one write: read in pieces as the answers go out.
+    let mut raw = b"GET /health HTTP/1.1\r\n\r\n".repeat(2000);
+    let padding = " ".repeat(200_000);
+    let body = format!(
+        r#"{{"generate_responses": [{{"choices": [{{"index": 0, "token_ids": [0, 1]}}]}}]{padding}}}"#
+    );
+    let head = format!(
+        "POST {COMPLETION_PATH} HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    raw.extend_from_slice(head.as_bytes());
+    raw.extend_from_slice(body.as_bytes());
+    let mut sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut reader = sock.try_clone().unwrap();
+    let collect = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = reader.read_to_end(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    });
+    sock.write_all(&raw).unwrap();
+    let text = collect.join().unwrap();
+    assert_eq!(
+        text.matches("HTTP/1.1 200 OK").count(),
+        2001,
+        "{}",
+        &text[..200]
+    );
+    assert!(text.ends_with("\"kv_transfer_params\":null}") || text.contains("\"text\":\"Hi\""));
+    f.drain(Duration::from_millis(200));
+    assert!(f.wait(Duration::from_secs(5)));
+}
