@@ -45,7 +45,7 @@ def _load_error(path: str, error: Exception) -> str:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("uvicorn") is None:
+    if args.front == "asgi" and importlib.util.find_spec("uvicorn") is None:
         print('tokstream serve needs: pip install "tokstream[server]"', file=sys.stderr)
         return 2
     from .server import ServerConfig, build_app

@@ -114,10 +114,6 @@ def bind(host: str, port: int) -> socket.socket:
 
 def run(app: App, config: ServerConfig, listen: Listen, banner: Callable[[str], str]) -> int:
     """Binds, prints ``banner(url)``, and serves until SIGTERM or SIGINT; returns the status."""
-    import uvicorn
-
-    from .connection import LimitedHttpProtocol, Limits
-
     try:
         sock = bind(listen.host, listen.port)
     except BindError as e:
@@ -128,6 +124,10 @@ def run(app: App, config: ServerConfig, listen: Listen, banner: Callable[[str], 
     print(banner(f"http://{host}:{port}"), flush=True)
     if listen.front == "rust":
         return _run_front(app, config, listen, sock)
+    import uvicorn
+
+    from .connection import LimitedHttpProtocol, Limits
+
     options: dict[str, Any] = {
         "host": listen.host,
         "port": port,

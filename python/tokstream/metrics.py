@@ -127,7 +127,7 @@ class Metrics:
 def render(metrics: Metrics, workers: int) -> bytes:
     """Prometheus text of ``metrics`` (the sums over ``workers`` worker processes)."""
     out = [
-        "# HELP tokstream_workers Workers (loop threads or processes) whose counters this scrape adds up.",
+        "# HELP tokstream_workers Workers (threads or processes) whose counters this scrape sums.",
         "# TYPE tokstream_workers gauge",
         f"tokstream_workers {workers}",
         "# HELP tokstream_requests_total HTTP requests answered, by endpoint and status.",
