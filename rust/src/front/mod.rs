@@ -18,6 +18,7 @@
 mod conn;
 mod http;
 mod metrics;
+mod request;
 
 use std::io;
 use std::net::TcpListener;
