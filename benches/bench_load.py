@@ -1,7 +1,8 @@
 """The load test's quick mode, once, with its checks: both servers over HTTP, every text exact.
 
-``benches/loadtest.py --quick`` starts ``tokstream serve`` and the plain-Python reference server
-(``benches/reference_server.py``) as real processes, replays 8 concurrent streams of 64 ids
+``benches/loadtest.py --quick`` starts ``tokstream serve`` (its default, Rust front), ``tokstream
+serve --front asgi`` and the plain-Python reference server (``benches/reference_server.py``) as
+real processes, replays 8 concurrent streams of 64 ids
 against each over loopback, and exits non-zero unless every request answered 200 and every
 stream's text equals the one-shot decode. This runs it as a user would and reads its JSON. It
 takes a few seconds; the figures of a quick run are too small to quote (see ``BENCHMARKS.md``
@@ -23,16 +24,18 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.mark.timeout(180)
 def test_load_quick(tmp_path: Path) -> None:
-    """Quick mode: 8 streams x 64 ids per server, no error, every text exact."""
+    """Quick mode: 8 streams x 64 ids per server (both fronts and the reference), no error,
+    every text exact."""
     tokenizer = tokenizer_path("qwen3").parent
     out = tmp_path / "load.json"
     command = [sys.executable, str(HERE / "loadtest.py"), "--quick", "--tokenizer", str(tokenizer)]
+    command += ["--servers", "tokstream", "asgi", "reference"]
     done = subprocess.run(
         [*command, "--json", str(out)], capture_output=True, text=True, timeout=170, check=False
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     runs = json.loads(out.read_text())["runs"]
-    assert {r["server"] for r in runs} == {"tokstream", "reference"}
+    assert {r["server"] for r in runs} == {"tokstream", "asgi", "reference"}
     for run in runs:
         assert run["errors"] == 0 and not run["problems"], run
         assert run["exact_streams"] == run["streams"] == 8, run

@@ -158,9 +158,18 @@ async def health_phase(url: str, body: bytes, concurrency: int, seconds: float) 
 
 
 def run_health(args: argparse.Namespace, tok: Any) -> list[dict[str, Any]]:
-    """The ``--health`` mode: one phase per ``--health-top-logprobs`` value."""
+    """The ``--health`` mode: one phase per ``--health-top-logprobs`` value, for each of
+    tokstream's fronts named in ``--servers`` (``tokstream``, its default, and ``asgi``)."""
     out = []
-    server = Server("tokstream", args.tokenizer, args.workers)
+    names = [n for n in args.servers if n in ("tokstream", "asgi")] or ["tokstream"]
+    for name in names:
+        out += _run_health_on(name, args, tok)
+    return out
+
+
+def _run_health_on(name: str, args: argparse.Namespace, tok: Any) -> list[dict[str, Any]]:
+    out = []
+    server = Server(name, args.tokenizer, args.workers)
     try:
         for top in args.health_top_logprobs:
             body, target = health_body(tok, args.health_tokens, top, args.seed)
@@ -178,6 +187,8 @@ def run_health(args: argparse.Namespace, tok: Any) -> list[dict[str, Any]]:
             probes, idle = got["probes"], got["idle"]
             ms = [t * 1e3 for t in probes["latencies"]]
             row = {
+                "server": name,
+                "derenders_per_s": len(got["latencies"]) / args.health_seconds,
                 "top_logprobs": top,
                 "tokens": args.health_tokens,
                 "concurrent_derenders": args.health_concurrency,
@@ -198,7 +209,7 @@ def run_health(args: argparse.Namespace, tok: Any) -> list[dict[str, Any]]:
             row["target_met"] = row["health_p99_ms"] < HEALTH_TARGET_MS
             out.append(row)
             print(
-                f"health, top_logprobs {top}: {row['derenders']} derenders, /health p50 "
+                f"health, {name}, top_logprobs {top}: {row['derenders']} derenders, /health p50 "
                 f"{row['health_p50_ms']:.2f} ms p99 {row['health_p99_ms']:.2f} ms, "
                 f"errors {row['errors']}, exact {row['exact']}",
                 file=sys.stderr,
@@ -214,17 +225,19 @@ def run_health(args: argparse.Namespace, tok: Any) -> list[dict[str, Any]]:
 def health_markdown(rows: list[dict[str, Any]], workers: int) -> str:
     """The ``--health`` figures as a Markdown table."""
     lines = [
-        "| whole derender | workers | concurrent | body | derenders | derender p50 | /health "
+        "| server | whole derender | workers | concurrent | body | derenders | derenders/s "
+        "| derender p50 | /health "
         f"probes | idle p50 | p50 | p99 | max | p99 < {HEALTH_TARGET_MS:.0f} ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         what = f"{r['tokens']:,} ids" + (
             f", {r['top_logprobs']} logprobs" if r["top_logprobs"] else ""
         )
         lines.append(
-            f"| {what} | {workers} | {r['concurrent_derenders']} | {fmt_bytes(r['body_bytes'])} "
-            f"| {r['derenders']} | {fmt_ms(r['derender_p50_ms'])} | {r['probes']} "
+            f"| {r['server']} | {what} | {workers} | {r['concurrent_derenders']} "
+            f"| {fmt_bytes(r['body_bytes'])} | {r['derenders']} | {r['derenders_per_s']:,.1f} "
+            f"| {fmt_ms(r['derender_p50_ms'])} | {r['probes']} "
             f"| {fmt_ms(r['idle_p50_ms'])} | {fmt_ms(r['health_p50_ms'])} "
             f"| {fmt_ms(r['health_p99_ms'])} | {fmt_ms(r['health_max_ms'])} "
             f"| {'met' if r['target_met'] else 'missed'} |"

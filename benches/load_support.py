@@ -152,8 +152,11 @@ def usage_chunk(request_id: str, prompt_tokens: int, completion_tokens: int) -> 
     return dumps({**chunk, "mm_placeholders": None, "metrics": None})
 
 
-def make_streams(tok: Any, count: int, tokens: int, seed: int) -> list[Stream]:
-    """``count`` streams of ``tokens`` output ids each, with their bodies prebuilt."""
+def make_streams(
+    tok: Any, count: int, tokens: int, seed: int, chunk_ids: int | None = None
+) -> list[Stream]:
+    """``count`` streams of ``tokens`` output ids each, with their bodies prebuilt; chunks of
+    ``chunk_ids`` ids (None: 1 to 4 at random)."""
     pool, starts = id_pool(tok)
     # Ending on a character boundary too keeps streams out of C1's one exception (a byte
     # fallback run cut after a character of it was sent), where text cannot equal the decode.
@@ -172,7 +175,7 @@ def make_streams(tok: Any, count: int, tokens: int, seed: int) -> list[Stream]:
         )
         chunks, at = [], 0
         while at < tokens:
-            size = rng.randint(1, 4)
+            size = chunk_ids or rng.randint(1, 4)
             chunks.append(gen_chunk(s.request_id, ids[at : at + size], None))
             at += size
         chunks.append(gen_chunk(s.request_id, [], "length"))
@@ -240,6 +243,8 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         if name == "tokstream":
             command = [sys.executable, "-m", "tokstream", "serve"]
+        elif name == "asgi":  # tokstream's ASGI app on uvicorn, the server before the Rust front
+            command = [sys.executable, "-m", "tokstream", "serve", "--front", "asgi"]
         else:
             command = [sys.executable, str(HERE / "reference_server.py")]
         command += ["--tokenizer", tokenizer, "--port", str(self.port), "--workers", str(workers)]

@@ -224,6 +224,7 @@ def run_load(
         "server_cpu_s": server_cpu,
         "server_cpu_us_per_token": server_cpu / tokens * 1e6,
         "server_cpu_us_per_chunk": server_cpu / max(chunks, 1) * 1e6,
+        "chunks_per_core_s": chunks / server_cpu if server_cpu else float("nan"),
         "client_cpu_s": got["client_cpu"],
         "errors": len(got["errors"]) + len(warm["errors"]),
         "exact_streams": wrong.count(None),
@@ -275,8 +276,9 @@ def markdown(runs: list[dict[str, Any]], workers: int) -> str:
     """The replay figures as Markdown tables, with the tokstream / reference ratios."""
     lines = [
         "| server | workers | streams | tokens/stream | chunks | chunks/s | tokens/s | p50 | p99 "
-        "| server CPU/token | server CPU/chunk | server busy | client busy | errors | exact |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| server CPU/token | server CPU/chunk | chunks/s per core | server busy | client busy "
+        "| errors | exact |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in runs:
         lat = r["latency_ms"]
@@ -284,7 +286,8 @@ def markdown(runs: list[dict[str, Any]], workers: int) -> str:
             f"| {r['server']} | {workers} | {r['streams']} | {r['tokens_per_stream']} "
             f"| {r['chunks']:,} | {r['chunks_per_s']:,.0f} | {r['tokens_per_s']:,.0f} "
             f"| {fmt_ms(lat['p50'])} | {fmt_ms(lat['p99'])} "
-            f"| {r['server_cpu_us_per_token']:.1f} µs | {r['server_cpu_us_per_chunk']:.0f} µs "
+            f"| {r['server_cpu_us_per_token']:.1f} µs | {r['server_cpu_us_per_chunk']:.1f} µs "
+            f"| {r['chunks_per_core_s']:,.0f} "
             f"| {r['server_cpu_s'] / r['wall_s']:.0%} | {r['client_cpu_s'] / r['wall_s']:.0%} "
             f"| {r['errors']} "
             f"| {r['exact_streams']}/{r['streams']} |"
@@ -347,7 +350,14 @@ def main(argv: list[str] | None = None) -> int:
         "--servers",
         nargs="+",
         default=["tokstream", "reference"],
-        choices=["tokstream", "reference"],
+        choices=["tokstream", "asgi", "reference"],
+        help="tokstream (its default, Rust front), asgi (tokstream serve --front asgi), "
+        "reference (the plain-Python derender on the ASGI app)",
+    )
+    parser.add_argument(
+        "--chunk-ids",
+        type=int,
+        help="ids per generate chunk (default: 1 to 4 at random; 1 is one token per chunk)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -389,8 +399,10 @@ def main(argv: list[str] | None = None) -> int:
         failed = any(h["errors"] or not h["exact"] for h in report["health"])
         print(health_markdown(report["health"], args.workers))
     else:
-        streams = make_streams(tok, max(args.streams), args.tokens, args.seed)
-        warmup = make_streams(tok, min(4, max(args.streams)), args.tokens, args.seed + 1)
+        streams = make_streams(tok, max(args.streams), args.tokens, args.seed, args.chunk_ids)
+        warmup = make_streams(
+            tok, min(4, max(args.streams)), args.tokens, args.seed + 1, args.chunk_ids
+        )
         for name in args.servers:
             server = Server(name, args.tokenizer, args.workers)
             try:

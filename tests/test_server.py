@@ -32,6 +32,7 @@ from helpers.real_tokenizers import load_tokenizer, tokenizer_path
 from helpers.server_util import (
     CHAT,
     COMPLETION,
+    FRONTS,
     HOST,
     Server,
     assert_error,
@@ -59,8 +60,10 @@ class Served:
     name: str
 
 
-def running(args: list[str], log: Path, tok: Tokenizer, name: str) -> Iterator[Served]:
-    server = Server(args, log)
+def running(
+    args: list[str], log: Path, tok: Tokenizer, name: str, front: str | None = None
+) -> Iterator[Served]:
+    server = Server(args, log, front=front)
     try:
         yield Served(server.start(), tok, name)
     finally:
@@ -71,9 +74,19 @@ def qwen_args() -> list[str]:
     return ["--tokenizer", str(tokenizer_path("qwen3").parent), "--served-model-name", QWEN_NAME]
 
 
-@pytest.fixture(scope="module")
-def qwen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+@pytest.fixture(scope="module", params=FRONTS)
+def qwen(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Served]:
+    """The contract tests run against both fronts."""
     log = tmp_path_factory.mktemp("qwen") / "server.log"
+    yield from running(qwen_args(), log, load_tokenizer("qwen3"), QWEN_NAME, request.param)
+
+
+@pytest.fixture(scope="module")
+def qwen_default(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """qwen3 on the default front."""
+    log = tmp_path_factory.mktemp("qwen-default") / "server.log"
     yield from running(qwen_args(), log, load_tokenizer("qwen3"), QWEN_NAME)
 
 
@@ -85,14 +98,16 @@ def deepseek(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     yield from running([], log, load_tokenizer("deepseek-r1"), "deepseek-r1")
 
 
-@pytest.fixture(scope="module")
-def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+@pytest.fixture(scope="module", params=FRONTS)
+def small(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Served]:
     log = tmp_path_factory.mktemp("small") / "server.log"
     args = [*qwen_args(), "--max-body-bytes", str(SMALL_LIMIT)]
-    yield from running(args, log, load_tokenizer("qwen3"), QWEN_NAME)
+    yield from running(args, log, load_tokenizer("qwen3"), QWEN_NAME, request.param)
 
 
-@pytest.fixture(scope="module", params=["qwen", "deepseek"])
+@pytest.fixture(scope="module", params=["qwen_default", "deepseek"])
 def served(request: pytest.FixtureRequest) -> Served:
     return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
 
@@ -396,13 +411,16 @@ def test_health_answers_during_large_derenders(deepseek: Served) -> None:
     assert polls >= 1
 
 
-def start_own(tmp_path: Path, args: list[str], log_level: str = "warning") -> Server:
-    return Server(args, tmp_path / "server.log", log_level=log_level).start()
+def start_own(
+    tmp_path: Path, args: list[str], log_level: str = "warning", front: str | None = None
+) -> Server:
+    return Server(args, tmp_path / "server.log", log_level=log_level, front=front).start()
 
 
 @pytest.mark.timeout(120)
-def test_sigterm_shuts_down_cleanly(tmp_path: Path) -> None:
-    server = start_own(tmp_path, qwen_args())
+@pytest.mark.parametrize("front", FRONTS)
+def test_sigterm_shuts_down_cleanly(tmp_path: Path, front: str) -> None:
+    server = start_own(tmp_path, qwen_args(), front=front)
     try:
         ids = sample_ids(load_tokenizer("qwen3"))
         answer = server.ok(CHAT, whole_body(CHAT, ids))
@@ -421,13 +439,11 @@ def test_sigterm_shuts_down_cleanly(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(180)
-def test_two_workers_both_load_and_answer(tmp_path: Path) -> None:
-    server = start_own(tmp_path, [*qwen_args(), "--workers", "2"], log_level="info")
+@pytest.mark.parametrize("front", FRONTS)
+def test_two_workers_both_load_and_answer(tmp_path: Path, front: str) -> None:
+    server = start_own(tmp_path, [*qwen_args(), "--workers", "2"], log_level="info", front=front)
     try:
-        deadline = time.monotonic() + 60
-        while server.output().count("Application startup complete") < 2:
-            assert time.monotonic() < deadline, server.output()
-            time.sleep(0.1)
+        server.wait_workers(2)
         tok = load_tokenizer("qwen3")
         ids = sample_ids(tok)
         for _ in range(10):

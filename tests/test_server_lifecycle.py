@@ -27,6 +27,7 @@ import tokstream
 from helpers.real_tokenizers import load_tokenizer, tokenizer_path
 from helpers.server_util import (
     COMPLETION,
+    FRONTS,
     HOST,
     START_SECONDS,
     Server,
@@ -76,8 +77,10 @@ def slow_body(n_ids: int = 8000, n_stops: int = 8) -> bytes:
 
 
 @pytest.mark.timeout(120)
-def test_sigterm_finishes_or_answers_503_then_exits(tmp_path: Path) -> None:
-    server = Server([*qwen(), "--shutdown-grace", str(GRACE)], tmp_path / "server.log").start()
+@pytest.mark.parametrize("front", FRONTS)
+def test_sigterm_finishes_or_answers_503_then_exits(tmp_path: Path, front: str) -> None:
+    args = [*qwen(), "--shutdown-grace", str(GRACE)]
+    server = Server(args, tmp_path / "server.log", front=front).start()
     try:
         quick = json.dumps(whole_body(COMPLETION, [9707, 11, 1879])).encode()
         finishing = post_raw(server.port, quick, 10)
@@ -124,16 +127,14 @@ def test_sigterm_finishes_or_answers_503_then_exits(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(180)
-def test_metrics_add_up_every_worker(tmp_path: Path) -> None:
+@pytest.mark.parametrize("front", FRONTS)
+def test_metrics_add_up_every_worker(tmp_path: Path, front: str) -> None:
     """With --workers 2, every scrape counts every request, whichever worker answers; SIGTERM
     drains both workers."""
     args = [*qwen(), "--workers", "2", "--shutdown-grace", str(GRACE)]
-    server = Server(args, tmp_path / "server.log", log_level="info").start()
+    server = Server(args, tmp_path / "server.log", log_level="info", front=front).start()
     try:
-        deadline = time.monotonic() + START_SECONDS
-        while server.output().count("Application startup complete") < 2:
-            assert time.monotonic() < deadline, server.output()
-            time.sleep(0.1)
+        server.wait_workers(2)
         for _ in range(12):
             assert request(server.port, "GET", "/v1/models").status == 200
         for scrape in range(4):

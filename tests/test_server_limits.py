@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from helpers.real_tokenizers import load_tokenizer, tokenizer_path
-from helpers.server_util import COMPLETION, HOST, INTERNALS, Server, request, whole_body
+from helpers.server_util import COMPLETION, FRONTS, HOST, INTERNALS, Server, request, whole_body
 
 #: Short timeouts so the tests take seconds; the margins below are generous on 2 shared cores.
 HEADER_TIMEOUT = 1.0
@@ -36,12 +36,15 @@ def qwen() -> list[str]:
     return ["--tokenizer", str(tokenizer_path("qwen3").parent)]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+@pytest.fixture(scope="module", params=FRONTS)
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """Every limit is proven against both fronts."""
     log = tmp_path_factory.mktemp("limits") / "server.log"
     flags = ["--header-timeout", str(HEADER_TIMEOUT), "--keep-alive-timeout", str(KEEP_ALIVE)]
     flags += ["--body-timeout", str(BODY_TIMEOUT)]
-    served = Server([*qwen(), *flags, "--max-connections", str(CAP)], log)
+    served = Server([*qwen(), *flags, "--max-connections", str(CAP)], log, front=request.param)
     try:
         yield served.start()
     finally:

@@ -1,6 +1,6 @@
 """Type stub of the native module ``tokstream._core`` (hand-written)."""
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from os import PathLike
 from typing import Any, final
 
@@ -21,6 +21,7 @@ __all__ = [
     "Derenderer",
     "DetokStream",
     "Detokenizer",
+    "Front",
     "StreamSet",
     "__version__",
     "builtin_template",
@@ -202,3 +203,35 @@ class Derenderer:
         """Answers one ``POST`` body to ``path``: ``(status, JSON body)``."""
     def handle_json_stats(self, path: str, body: bytes) -> tuple[int, bytes, int, int]:
         """``handle_json`` with ``(status, body, tokens derendered, stream_state bytes)``."""
+
+@final
+class Front:
+    """The HTTP/1.1 front serving a ``Derenderer`` on a listening socket (``tokstream.launch``)."""
+
+    def __new__(
+        cls,
+        derenderer: Derenderer,
+        fd: int,
+        models: bytes,
+        render: Callable[[str], bytes],
+        *,
+        threads: int = 1,
+        header_timeout: float = 10.0,
+        body_timeout: float = 30.0,
+        keep_alive_timeout: float = 5.0,
+        max_header_bytes: int = 65536,
+        max_body_bytes: int = 33554432,
+        max_connections: int = 2048,
+        offload_bytes: int = 65536,
+        latency_bounds: Sequence[float] = ...,
+        bytes_bounds: Sequence[float] = ...,
+    ) -> Front: ...
+    def drain(self, grace: float) -> None:
+        """Stops accepting, closes idle connections and gives requests in flight ``grace`` s."""
+    def wait(self, timeout: float) -> bool:
+        """Waits up to ``timeout`` seconds for the loop threads to end; true once they have."""
+    @property
+    def busy(self) -> bool:
+        """Whether a large derender is still running on the pool."""
+    def snapshot(self) -> str:
+        """Every loop thread's counters, a JSON array of ``Metrics`` snapshots."""

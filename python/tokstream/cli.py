@@ -45,7 +45,7 @@ def _load_error(path: str, error: Exception) -> str:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("uvicorn") is None:
+    if args.front == "asgi" and importlib.util.find_spec("uvicorn") is None:
         print('tokstream serve needs: pip install "tokstream[server]"', file=sys.stderr)
         return 2
     from .server import ServerConfig, build_app
@@ -78,7 +78,9 @@ def _serve(args: argparse.Namespace) -> int:
     from .launch import Listen, connection_cap, raise_open_file_limit, run
 
     open_files = raise_open_file_limit()
-    max_connections = connection_cap(args.max_connections, open_files)
+    # The Rust front's workers are threads of this process, sharing its open-file limit.
+    shares = args.workers if args.front == "rust" else 1
+    max_connections = connection_cap(args.max_connections, open_files, shares)
     config = ServerConfig(
         tokenizer=str(tokenizer),
         served_model_name=name,
@@ -107,7 +109,7 @@ def _serve(args: argparse.Namespace) -> int:
             f"tokenizer {tokenizer} (engine {derenderer.detokenizer.engine}, eos ids "
             f"{list(derenderer.eos_token_ids)}), max_model_len {max_len}, parsers "
             f"{derenderer.reasoning_parser or '-'}/{derenderer.tool_parser or '-'} "
-            f"({derenderer.parser_state}), {args.workers} worker(s), limits: "
+            f"({derenderer.parser_state}), {args.workers} worker(s), front {args.front}, limits: "
             f"{max_connections} connections a worker, headers {args.max_header_bytes} bytes "
             f"in {args.header_timeout:g} s, body pauses {args.body_timeout:g} s, "
             f"keep-alive {args.keep_alive_timeout:g} s, shutdown grace {args.shutdown_grace:g} s"
@@ -120,6 +122,7 @@ def _serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         keep_alive_timeout=args.keep_alive_timeout,
         shutdown_grace=args.shutdown_grace,
+        front=args.front,
     )
     return run(app, config, listen, banner)
 
@@ -223,7 +226,18 @@ def main(argv: list[str] | None = None) -> int:
         help="TCP port to listen on, 0 for any free one (default: %(default)s)",
     )
     serve.add_argument(
-        "--workers", type=_whole(1), default=1, help="worker processes (default: %(default)s)"
+        "--workers",
+        type=_whole(1),
+        default=1,
+        help="workers: loop threads of the rust front, processes of the asgi one "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--front",
+        choices=["rust", "asgi"],
+        default="rust",
+        help="the HTTP server: the native one (no Python on a request's path) or the ASGI app "
+        "on uvicorn (default: %(default)s)",
     )
     serve.add_argument(
         "--max-model-len",

@@ -232,7 +232,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
 
 def _answer(status: int, kind: str, message: str) -> bytes:
     """A whole ``connection: close`` response carrying the JSON error."""
-    body = error_body(status, kind, message)
+    body = error_body(status, message)
     head = (
         f"HTTP/1.1 {status} {_REASONS[status]}\r\n"
         "content-type: application/json\r\n"

@@ -1,9 +1,17 @@
-"""Starting ``tokstream serve``: the listening socket, the open-file limit, uvicorn, the workers.
+"""Starting ``tokstream serve``: the listening socket, the open-file limit, the front, the workers.
 
-The socket is bound here, before uvicorn starts, so a port in use or a bad host is one clear line
-and the banner is printed only once the server really listens. The workers (``--workers N``)
-share that socket, and a temporary directory of Unix sockets through which ``/metrics`` adds up
-every worker's counters (``tokstream.metrics``).
+The socket is bound here, before the server starts, so a port in use or a bad host is one clear
+line and the banner is printed only once the server really listens. Two fronts serve it:
+
+- ``rust`` (the default): the HTTP/1.1 server of the native core (``_core.Front``), no Python on
+  a request's path; ``--workers N`` is N loop threads in this process, sharing the socket and
+  one set of counters, so ``/metrics`` sees them all;
+- ``asgi``: the ASGI app (``tokstream.asgi``) on uvicorn with the limits of
+  ``tokstream.connection``; ``--workers N`` is N processes sharing the socket, and a temporary
+  directory of Unix sockets through which ``/metrics`` adds up every worker's counters
+  (``tokstream.metrics``).
+
+Both answer the same endpoints, statuses, error bodies and limits.
 """
 
 from __future__ import annotations
@@ -17,23 +25,29 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .server import CONFIG_ENV, App, ServerConfig
+from ._core import Front
+from .server import CONFIG_ENV, DEFAULT_KEEP_ALIVE_TIMEOUT, App, ServerConfig
 
 __all__ = [
     "BACKLOG",
+    "FRONTS",
     "BindError",
     "Listen",
     "bind",
     "connection_cap",
+    "front_for",
     "raise_open_file_limit",
     "run",
 ]
 
 BACKLOG = 2048
+#: The fronts ``tokstream serve --front`` can run, the default first.
+FRONTS = ("rust", "asgi")
 #: File descriptors a worker keeps for itself beyond its connections (tokenizer, logs, pipes).
 _RESERVED_FDS = 64
 
@@ -52,6 +66,7 @@ class Listen:
     log_level: str
     keep_alive_timeout: float
     shutdown_grace: float
+    front: str = FRONTS[0]
 
 
 def raise_open_file_limit() -> int:
@@ -71,9 +86,10 @@ def raise_open_file_limit() -> int:
     return target
 
 
-def connection_cap(wanted: int, open_files: int) -> int:
-    """``wanted``, lowered to what the open-file limit leaves for connections."""
-    return max(1, min(wanted, open_files - _RESERVED_FDS))
+def connection_cap(wanted: int, open_files: int, shares: int = 1) -> int:
+    """``wanted``, lowered to what the open-file limit leaves for connections, split in
+    ``shares`` (the loop threads of one process)."""
+    return max(1, min(wanted, (open_files - _RESERVED_FDS) // max(shares, 1)))
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -98,10 +114,6 @@ def bind(host: str, port: int) -> socket.socket:
 
 def run(app: App, config: ServerConfig, listen: Listen, banner: Callable[[str], str]) -> int:
     """Binds, prints ``banner(url)``, and serves until SIGTERM or SIGINT; returns the status."""
-    import uvicorn
-
-    from .connection import LimitedHttpProtocol, Limits
-
     try:
         sock = bind(listen.host, listen.port)
     except BindError as e:
@@ -110,6 +122,12 @@ def run(app: App, config: ServerConfig, listen: Listen, banner: Callable[[str], 
     port = sock.getsockname()[1]
     host = f"[{listen.host}]" if ":" in listen.host else listen.host
     print(banner(f"http://{host}:{port}"), flush=True)
+    if listen.front == "rust":
+        return _run_front(app, config, listen, sock)
+    import uvicorn
+
+    from .connection import LimitedHttpProtocol, Limits
+
     options: dict[str, Any] = {
         "host": listen.host,
         "port": port,
@@ -166,3 +184,78 @@ def _forward_at_once(supervisor: Any) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, handler)
+
+
+#: Exit this long after the grace period even if a large derender is still running.
+_EXIT_MARGIN = 0.5
+
+
+def front_for(
+    app: App,
+    config: ServerConfig,
+    sock: socket.socket,
+    *,
+    threads: int = 1,
+    keep_alive_timeout: float = DEFAULT_KEEP_ALIVE_TIMEOUT,
+) -> Front:
+    """A started ``_core.Front`` serving ``app``'s derenderer, models and metrics on ``sock``
+    (``threads`` loop threads); the caller may close ``sock`` then."""
+    from .metrics import BYTES_BOUNDS, LATENCY_BOUNDS, Metrics, render
+
+    def render_all(snapshots: str) -> bytes:
+        total = Metrics()
+        parts = json.loads(snapshots)
+        for part in parts:
+            total.add(part)
+        return render(total, len(parts))
+
+    return Front(
+        app.derenderer._core,  # the native derenderer: the front calls it with no Python
+        sock.fileno(),
+        app.models_body(),
+        render_all,
+        threads=threads,
+        header_timeout=config.header_timeout,
+        body_timeout=config.body_timeout,
+        keep_alive_timeout=keep_alive_timeout,
+        max_header_bytes=config.max_header_bytes,
+        max_body_bytes=config.max_body_bytes,
+        max_connections=config.max_connections,
+        offload_bytes=config.offload_bytes,
+        latency_bounds=LATENCY_BOUNDS,
+        bytes_bounds=BYTES_BOUNDS,
+    )
+
+
+def _run_front(app: App, config: ServerConfig, listen: Listen, sock: socket.socket) -> int:
+    """Serves with the Rust front until SIGTERM or SIGINT, then drains within the grace."""
+    front = front_for(
+        app, config, sock, threads=listen.workers, keep_alive_timeout=listen.keep_alive_timeout
+    )
+    sock.close()  # the front holds its own descriptor
+    grace = listen.shutdown_grace
+    signalled: list[float] = []
+
+    def handler(num: int, frame: object) -> None:
+        if not signalled:
+            signalled.append(time.monotonic())
+            front.drain(grace)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, handler)
+    # Python runs signal handlers between waits; the loop threads serve meanwhile.
+    while not front.wait(0.05):
+        if signalled and time.monotonic() - signalled[0] > grace + _EXIT_MARGIN:
+            break
+    if not front.wait(0) or front.busy:
+        # A derender still runs on the pool after every request had its answer: leave
+        # without waiting for it.
+        if front.busy:
+            print(
+                "tokstream serve: a derender still running after the grace period was abandoned",
+                file=sys.stderr,
+                flush=True,
+            )
+        sys.stdout.flush()
+        os._exit(0)
+    return 0

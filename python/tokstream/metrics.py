@@ -17,13 +17,16 @@ from bisect import bisect_left
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Histogram", "Metrics", "Peers", "render"]
+__all__ = ["BYTES_BOUNDS", "LATENCY_BOUNDS", "Histogram", "Metrics", "Peers", "render"]
 
 _LATENCY_BOUNDS = (
     0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
     0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 )  # fmt: skip
 _BYTES_BOUNDS = (128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 16384.0, 65536.0)
+#: The histograms' upper bounds (the Rust front counts with the same ones).
+LATENCY_BOUNDS = _LATENCY_BOUNDS
+BYTES_BOUNDS = _BYTES_BOUNDS
 
 #: How long a scrape waits for another worker's snapshot before leaving it out.
 PEER_TIMEOUT = 2.0
@@ -124,7 +127,7 @@ class Metrics:
 def render(metrics: Metrics, workers: int) -> bytes:
     """Prometheus text of ``metrics`` (the sums over ``workers`` worker processes)."""
     out = [
-        "# HELP tokstream_workers Worker processes whose counters this scrape adds up.",
+        "# HELP tokstream_workers Workers (threads or processes) whose counters this scrape sums.",
         "# TYPE tokstream_workers gauge",
         f"tokstream_workers {workers}",
         "# HELP tokstream_requests_total HTTP requests answered, by endpoint and status.",

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from . import _core
 from .derender import CHAT_PATH, COMPLETION_PATH, Derenderer
 from .metrics import Metrics, Peers, render
 
@@ -84,10 +85,11 @@ _PLAIN = [(b"content-type", b"text/plain; charset=utf-8")]
 _PROMETHEUS = [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]
 
 
-def error_body(status: int, kind: str, message: str) -> bytes:
-    """The OpenAI-style error object of every refusal, the app's and the connections'."""
-    error = {"message": message, "type": kind, "param": None, "code": status}
-    return json.dumps({"error": error}).encode()
+def error_body(status: int, message: str) -> bytes:
+    """The OpenAI-style error object of every refusal, the app's and the connections': the
+    core's (``_core.error_body``), which the Rust front answers too; its type follows from
+    the status."""
+    return _core.error_body(status, message)
 
 
 _GET_PATHS = {"/health": "health", "/v1/models": "models", "/metrics": "metrics"}
@@ -236,7 +238,7 @@ class App:
 
     async def _refuse(self, send: Send, status: int, kind: str, message: str) -> int:
         self.metrics.error(_ERROR_REASONS.get(status, "payload_too_large"))
-        return await _respond(send, status, error_body(status, kind, message), _JSON)
+        return await _respond(send, status, error_body(status, message), _JSON)
 
     async def _derender(
         self, scope: Scope, path: str, receive: Receive, send: Send, start: float
@@ -304,6 +306,10 @@ class App:
     async def _too_large(self, send: Send) -> int:
         message = f"the body is larger than the server's limit of {self.max_body_bytes} bytes"
         return await self._refuse(send, 413, "PayloadTooLargeError", message)
+
+    def models_body(self) -> bytes:
+        """The ``/v1/models`` answer (the Rust front serves the same bytes)."""
+        return self._models()
 
     def _models(self) -> bytes:
         model = {

@@ -34,6 +34,8 @@ mod table;
 mod vocab;
 mod wire;
 
+#[cfg(feature = "front")]
+pub mod front;
 #[cfg(feature = "python")]
 mod py;
 

@@ -27,6 +27,8 @@ COMPLETION = "/v1/completions/derender"
 #: Generous: 2 shared cores, and a worker that loads a 7 MB tokenizer.json before answering.
 START_SECONDS = 60.0
 STOP_SECONDS = 15.0
+#: The fronts ``tokstream serve --front`` runs; the default (no flag) is the first.
+FRONTS = ("rust", "asgi")
 #: What an error message must never show.
 INTERNALS = ("Traceback", "panicked", "unwrap", "pyo3", "serde", "pydantic", 'File "')
 
@@ -73,10 +75,20 @@ def request(
 
 
 class Server:
-    """A ``tokstream serve`` child process; ``start`` returns once ``/health`` answers 200."""
+    """A ``tokstream serve`` child process; ``start`` returns once ``/health`` answers 200.
 
-    def __init__(self, args: Sequence[str], log: Path, *, log_level: str = "warning") -> None:
-        self.args = list(args)
+    ``front`` adds ``--front NAME``; None runs the default front with no flag."""
+
+    def __init__(
+        self,
+        args: Sequence[str],
+        log: Path,
+        *,
+        log_level: str = "warning",
+        front: str | None = None,
+    ) -> None:
+        self.args = list(args) if front is None else [*args, "--front", front]
+        self.front = front or FRONTS[0]
         self.log = log
         self.log_level = log_level
         self.port = 0
@@ -114,6 +126,16 @@ class Server:
                 pass
             time.sleep(0.05)
         return False
+
+    def wait_workers(self, count: int) -> None:
+        """Waits until ``count`` workers have started (the rust front's threads all have once
+        ``/health`` answers; each asgi worker process logs its startup)."""
+        if self.front != "asgi":
+            return
+        deadline = time.monotonic() + START_SECONDS
+        while self.output().count("Application startup complete") < count:
+            assert time.monotonic() < deadline, self.output()
+            time.sleep(0.1)
 
     def output(self) -> str:
         try:

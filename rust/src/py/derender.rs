@@ -19,9 +19,24 @@ const DETACH_BYTES: usize = 16 * 1024;
 #[pyclass(frozen, module = "tokstream._core", name = "Derenderer")]
 pub struct PyDerenderer {
     inner: Derenderer,
+    /// A Python parser is on: derenders run attached to the interpreter.
+    #[cfg_attr(not(feature = "front"), allow(dead_code))]
+    user: bool,
 }
 
 impl PyDerenderer {
+    /// The core derenderer (the HTTP front serves it).
+    #[cfg_attr(not(feature = "front"), allow(dead_code))]
+    pub(crate) fn wire(&self) -> &Derenderer {
+        &self.inner
+    }
+
+    /// Whether a Python parser is on.
+    #[cfg_attr(not(feature = "front"), allow(dead_code))]
+    pub(crate) fn has_user_parser(&self) -> bool {
+        self.user
+    }
+
     fn reply(&self, py: Python<'_>, path: &str, body: &[u8]) -> Reply {
         if body.len() >= DETACH_BYTES {
             py.detach(|| self.inner.handle_json(path, body))
@@ -59,6 +74,7 @@ impl PyDerenderer {
     ) -> PyResult<Self> {
         let replay = replays_by_name(parser_state).map_err(PyValueError::new_err)?;
         let det = detokenizer.shared();
+        let user = user_parser.is_some();
         let parser: Option<Arc<dyn ChatParser>> = match user_parser {
             Some(adapter) => Some(Arc::new(PyParser::new(adapter))),
             None => select_parser(&det, reasoning_parser, tool_parser, response_template)
@@ -67,6 +83,7 @@ impl PyDerenderer {
         Ok(PyDerenderer {
             inner: Derenderer::new(det, served_model_name, eos_token_ids, max_model_len)
                 .with_parser(parser, replay),
+            user,
         })
     }
 

@@ -5,6 +5,8 @@
 mod derender;
 mod detokenizer;
 mod errors;
+#[cfg(feature = "front")]
+mod front;
 mod ids;
 mod parser;
 mod stream;
@@ -21,6 +23,9 @@ mod _core {
     use super::derender::PyDerenderer;
     #[pymodule_export]
     use super::detokenizer::PyDetokenizer;
+    #[cfg(feature = "front")]
+    #[pymodule_export]
+    use super::front::PyFront;
     #[pymodule_export]
     use super::stream::PyDetokStream;
     #[pymodule_export]

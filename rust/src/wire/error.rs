@@ -68,7 +68,10 @@ pub fn error_type(status: u16) -> &'static str {
         400 => "BadRequestError",
         404 => "NotFoundError",
         405 => "MethodNotAllowedError",
+        408 => "RequestTimeoutError",
         413 => "PayloadTooLargeError",
+        431 => "RequestHeaderFieldsTooLargeError",
+        503 => "ServiceUnavailableError",
         _ => "InternalServerError",
     }
 }

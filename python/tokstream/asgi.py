@@ -1,0 +1,47 @@
+"""The derender server as an ASGI app, to embed in a Python server (uvicorn, Granian, ...).
+
+``tokstream serve`` runs the Rust front by default (``--front asgi`` runs this app on uvicorn);
+both answer the same contract: the endpoints, statuses and error bodies come from the native core
+(``Derenderer.handle_json`` and ``_core.error_body``)::
+
+    from tokstream.asgi import create_app
+
+    app = create_app("path/to/model", served_model_name="my-model")
+    # uvicorn.run(app, ...), or mount it in another ASGI application
+
+The app routes ``POST /v1/chat/completions/derender``, ``POST /v1/completions/derender``,
+``GET /v1/models``, ``GET /health`` and ``GET /metrics``. The connection limits (header and body
+timeouts, header size, connection cap) are the HTTP server's: ``tokstream.connection`` adds them
+to uvicorn's httptools protocol.
+"""
+
+from __future__ import annotations
+
+from .server import App, ServerConfig, build_app
+
+__all__ = ["App", "ServerConfig", "build_app", "create_app"]
+
+
+def create_app(
+    tokenizer: str,
+    *,
+    served_model_name: str | None = None,
+    max_model_len: int | None = None,
+    reasoning_parser: str | None = None,
+    tool_parser: str | None = None,
+    parser_state: str = "resumable",
+) -> App:
+    """The ASGI app serving ``tokenizer`` (a ``tokenizer.json`` or a model directory)."""
+    from pathlib import Path
+
+    name = served_model_name or Path(tokenizer).resolve().name.removesuffix(".json")
+    return build_app(
+        ServerConfig(
+            tokenizer=tokenizer,
+            served_model_name=name,
+            max_model_len=max_model_len,
+            reasoning_parser=reasoning_parser,
+            tool_parser=tool_parser,
+            parser_state=parser_state,
+        )
+    )

@@ -1,0 +1,122 @@
+//! The HTTP front binding: `tokstream serve` starts it on a socket Python has bound, then waits
+//! (without the interpreter lock) while the loop threads serve, and drains it on SIGTERM.
+
+use std::os::fd::{BorrowedFd, RawFd};
+use std::sync::Arc;
+use std::time::Duration;
+
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use super::derender::PyDerenderer;
+use crate::front::{Bounds, Front, Options, Render, Runner};
+
+/// The front serving a `Derenderer` on a listening socket (see `tokstream.launch`).
+#[pyclass(frozen, module = "tokstream._core", name = "Front")]
+pub struct PyFront {
+    inner: Front,
+}
+
+fn seconds(name: &str, value: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(value)
+        .map_err(|_| PyValueError::new_err(format!("{name} must be a number of seconds >= 0")))
+}
+
+#[pymethods]
+impl PyFront {
+    #[new]
+    #[pyo3(signature = (
+        derenderer, fd, models, render, *, threads = 1, header_timeout = 10.0,
+        body_timeout = 30.0, keep_alive_timeout = 5.0, max_header_bytes = 65536,
+        max_body_bytes = 33554432, max_connections = 2048, offload_bytes = 65536,
+        latency_bounds = Vec::new(), bytes_bounds = Vec::new(),
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        derenderer: &PyDerenderer,
+        fd: RawFd,
+        models: Vec<u8>,
+        render: Py<PyAny>,
+        threads: usize,
+        header_timeout: f64,
+        body_timeout: f64,
+        keep_alive_timeout: f64,
+        max_header_bytes: usize,
+        max_body_bytes: usize,
+        max_connections: usize,
+        offload_bytes: usize,
+        latency_bounds: Vec<f64>,
+        bytes_bounds: Vec<f64>,
+    ) -> PyResult<Self> {
+        if fd < 0 {
+            return Err(PyValueError::new_err(
+                "fd must be an open socket's descriptor",
+            ));
+        }
+        // SAFETY: the caller's socket object owns `fd` and keeps it open for this call; it is
+        // duplicated at once, so the front owns its own descriptor from here on.
+        let owned = unsafe { BorrowedFd::borrow_raw(fd) }
+            .try_clone_to_owned()
+            .map_err(|e| PyOSError::new_err(e.to_string()))?;
+        let listener = std::net::TcpListener::from(owned);
+        let opts = Options {
+            threads: threads.max(1),
+            header_timeout: seconds("header_timeout", header_timeout)?,
+            body_timeout: seconds("body_timeout", body_timeout)?,
+            keep_alive_timeout: seconds("keep_alive_timeout", keep_alive_timeout)?,
+            max_header_bytes,
+            max_body_bytes,
+            max_connections: max_connections.max(1),
+            offload_bytes,
+            bounds: Bounds {
+                latency: latency_bounds,
+                bytes: bytes_bounds,
+            },
+        };
+        let render: Render = Arc::new(move |snapshots: &str| {
+            Python::attach(|py| {
+                let answer = render.bind(py).call1((snapshots,));
+                match answer {
+                    Ok(a) => match a.cast::<PyBytes>() {
+                        Ok(b) => b.as_bytes().to_vec(),
+                        Err(_) => b"# the metrics renderer did not return bytes\n".to_vec(),
+                    },
+                    Err(_) => b"# the metrics renderer failed\n".to_vec(),
+                }
+            })
+        });
+        // A Python parser's sessions are made and dropped during a derender: attach for it.
+        let runner: Option<Runner> = derenderer
+            .has_user_parser()
+            .then(|| Arc::new(|run: &mut dyn FnMut()| Python::attach(|_| run())) as Runner);
+        let wire = derenderer.wire().clone();
+        let inner = Front::start(listener, wire, opts, models, render, runner)
+            .map_err(|e| PyOSError::new_err(e.to_string()))?;
+        Ok(PyFront { inner })
+    }
+
+    /// Stops accepting, closes idle connections and gives requests in flight `grace` seconds.
+    fn drain(&self, grace: f64) -> PyResult<()> {
+        self.inner.drain(seconds("grace", grace)?);
+        Ok(())
+    }
+
+    /// Waits up to `timeout` seconds (the interpreter lock released) for the loop threads to
+    /// end after a drain; true once they have.
+    fn wait(&self, py: Python<'_>, timeout: f64) -> PyResult<bool> {
+        let timeout = seconds("timeout", timeout)?;
+        Ok(py.detach(|| self.inner.wait(timeout)))
+    }
+
+    /// Whether a large derender is still running on the pool.
+    #[getter]
+    fn busy(&self) -> bool {
+        self.inner.busy()
+    }
+
+    /// Every loop thread's counters, a JSON array of `tokstream.metrics.Metrics` snapshots.
+    fn snapshot(&self) -> String {
+        self.inner.snapshot()
+    }
+}
