@@ -83,7 +83,8 @@ def test_a_user_parser_answers_over_the_front_as_handle_json_does(
         {**whole_body(CHAT, ids), **prompt},
         {**stream_body(ids[:3], None), **prompt},
         {**whole_body(CHAT, ids), **prompt, "model": "other"},
-        {**whole_body(CHAT, ids), "chat_request": chat},  # 400: the parser needs the prompt
+        {**whole_body(CHAT, ids), "chat_request": chat},  # no prompt: parsed from the start
+        {**whole_body(CHAT, ids), **prompt, "prompt_token_ids": [-1]},  # 400: a negative id
     ]
     for body in bodies:
         raw = json.dumps(body).encode()
@@ -92,7 +93,7 @@ def test_a_user_parser_answers_over_the_front_as_handle_json_does(
         assert answer.status == status, answer
         assert without_created(answer.body) == without_created(expected)
     statuses = [request(port, "POST", CHAT, json.dumps(b).encode()).status for b in bodies]
-    assert statuses == [200, 200, 404, 400]
+    assert statuses == [200, 200, 404, 200, 400]
     whole = request(port, "POST", CHAT, json.dumps(bodies[0]).encode()).json()
     assert whole["choices"][0]["message"]["content"] == "HELLO, 世界 👋"
 
