@@ -382,6 +382,9 @@ def test_parser_chunk(
 class Summary:
     """A plugin, registered once, that prints state sizes and per-chunk medians at the end."""
 
+    #: The plugin's name (a subclass that prints other rows registers under its own).
+    PLUGIN = "parsers-summary"
+
     def __init__(self) -> None:
         self.rows: dict[tuple[int, str], tuple[int, float | None]] = {}
 
@@ -389,10 +392,10 @@ class Summary:
     def add(
         cls, config: pytest.Config, length: int, impl: str, state: int, median: float | None
     ) -> None:
-        plugin = config.pluginmanager.get_plugin("parsers-summary")
+        plugin = config.pluginmanager.get_plugin(cls.PLUGIN)
         if plugin is None:
             plugin = cls()
-            config.pluginmanager.register(plugin, "parsers-summary")
+            config.pluginmanager.register(plugin, cls.PLUGIN)
         plugin.rows[(length, impl)] = (state, median)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

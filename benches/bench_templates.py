@@ -151,21 +151,10 @@ def test_template_chunk(
     Summary.add(request.config, length, impl, state, stats.stats.median if stats else None)
 
 
-class Summary:
+class Summary(bp.Summary):
     """Prints the medians, states and the ratios the issue asks for, at the end."""
 
-    def __init__(self) -> None:
-        self.rows: dict[tuple[int, str], tuple[int, float | None]] = {}
-
-    @classmethod
-    def add(
-        cls, config: pytest.Config, length: int, impl: str, state: int, median: float | None
-    ) -> None:
-        plugin = config.pluginmanager.get_plugin("templates-summary")
-        if plugin is None:
-            plugin = cls()
-            config.pluginmanager.register(plugin, "templates-summary")
-        plugin.rows[(length, impl)] = (state, median)
+    PLUGIN = "templates-summary"
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         write = terminalreporter.write_line
