@@ -63,6 +63,15 @@ class Connection:
         _, protocol = await loop.create_connection(_Protocol, host, port)
         return cls(protocol, host)
 
+    @classmethod
+    async def open_url(cls, url: str) -> Connection:
+        """A connection to ``http://host:port`` or to ``unix:PATH`` (a Unix domain socket)."""
+        if url.startswith("unix:"):
+            loop = asyncio.get_running_loop()
+            _, protocol = await loop.create_unix_connection(_Protocol, url.removeprefix("unix:"))
+            return cls(protocol, "localhost")
+        return await cls.open(*split_url(url))
+
     async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
         """POSTs a JSON body; returns the status and the response body."""
         p = self._protocol

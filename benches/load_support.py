@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -238,16 +239,25 @@ def free_port() -> int:
 class Server:
     """A derender server run as a real process, with the CPU time of it and its workers."""
 
-    def __init__(self, name: str, tokenizer: str, workers: int) -> None:
-        self.name, self.port = name, free_port()
+    def __init__(self, name: str, tokenizer: str, workers: int, transport: str = "tcp") -> None:
+        self.name, self.port, self.transport = name, free_port(), transport
         self.url = f"http://127.0.0.1:{self.port}"
+        self.sockdir = tempfile.mkdtemp(prefix="tokstream-load-") if transport == "unix" else None
         if name == "tokstream":
             command = [sys.executable, "-m", "tokstream", "serve"]
         elif name == "asgi":  # tokstream's ASGI app on uvicorn, the server before the Rust front
             command = [sys.executable, "-m", "tokstream", "serve", "--front", "asgi"]
         else:
             command = [sys.executable, str(HERE / "reference_server.py")]
-        command += ["--tokenizer", tokenizer, "--port", str(self.port), "--workers", str(workers)]
+        command += ["--tokenizer", tokenizer, "--workers", str(workers)]
+        if self.sockdir is not None:  # the replay's address; /health is polled there too
+            if name == "reference":
+                raise ValueError("the reference server listens on TCP only")
+            path = os.path.join(self.sockdir, "derender.sock")
+            self.url = "unix:" + path
+            command += ["--uds", path]
+        else:
+            command += ["--port", str(self.port)]
         command += ["--log-level", "warning", "--served-model-name", MODEL]
         self.command = command
         self.log = tempfile.TemporaryFile()
@@ -256,12 +266,8 @@ class Server:
         while True:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{name} server exited ({self.proc.returncode}):\n{self.tail()}")
-            try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
+            if healthy(self.url):
+                break
             if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"{name} server did not answer /health:\n{self.tail()}")
@@ -310,6 +316,26 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+        if self.sockdir is not None:
+            shutil.rmtree(self.sockdir, ignore_errors=True)
+
+
+def healthy(url: str) -> bool:
+    """Whether ``GET /health`` at ``url`` (``http://...`` or ``unix:PATH``) answers 200."""
+    if not url.startswith("unix:"):
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as resp:
+                return resp.status == 200
+        except OSError:
+            return False
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(2)
+            sock.connect(url.removeprefix("unix:"))
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            return sock.recv(64).startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
 
 
 def cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:

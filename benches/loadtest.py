@@ -136,11 +136,11 @@ async def replay_one_raw(
     url: str, s: Stream, latencies: list[float], errors: list[dict[str, Any]]
 ) -> list[bytes]:
     """``replay_one`` on a connection of the light client (one per stream, kept alive)."""
-    from http_client import Connection, split_url
+    from http_client import Connection
 
     state, answers = b"null", []
     clock = time.perf_counter
-    conn = await Connection.open(*split_url(url))
+    conn = await Connection.open_url(url)
     try:
         for k in range(len(s.heads)):
             body = s.heads[k] + state + s.tails[k]
@@ -207,6 +207,7 @@ def run_load(
     lat = got["latencies"]
     return {
         "server": server.name,
+        "transport": server.transport,
         "streams": len(streams),
         "tokens_per_stream": len(streams[0].ids),
         "chunks": chunks,
@@ -275,15 +276,16 @@ def conditions(args: argparse.Namespace) -> dict[str, Any]:
 def markdown(runs: list[dict[str, Any]], workers: int) -> str:
     """The replay figures as Markdown tables, with the tokstream / reference ratios."""
     lines = [
-        "| server | workers | streams | tokens/stream | chunks | chunks/s | tokens/s | p50 | p99 "
-        "| server CPU/token | server CPU/chunk | chunks/s per core | server busy | client busy "
-        "| errors | exact |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| server | transport | workers | streams | tokens/stream | chunks | chunks/s | tokens/s "
+        "| p50 | p99 | server CPU/token | server CPU/chunk | chunks/s per core | server busy "
+        "| client busy | errors | exact |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in runs:
         lat = r["latency_ms"]
         lines.append(
-            f"| {r['server']} | {workers} | {r['streams']} | {r['tokens_per_stream']} "
+            f"| {r['server']} | {r['transport']} | {workers} | {r['streams']} "
+            f"| {r['tokens_per_stream']} "
             f"| {r['chunks']:,} | {r['chunks_per_s']:,.0f} | {r['tokens_per_s']:,.0f} "
             f"| {fmt_ms(lat['p50'])} | {fmt_ms(lat['p99'])} "
             f"| {r['server_cpu_us_per_token']:.1f} µs | {r['server_cpu_us_per_chunk']:.1f} µs "
@@ -328,7 +330,7 @@ LEGEND = (
 
 def ratio_rows(runs: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any], dict[str, Any]]]:
     """Pairs each stream count's tokstream run with its reference run."""
-    by = {(r["server"], r["streams"]): r for r in runs}
+    by = {(r["server"], r["streams"]): r for r in runs if r["transport"] == "tcp"}
     return [
         (n, by[("tokstream", n)], by[("reference", n)])
         for (server, n) in by
@@ -359,6 +361,14 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         help="ids per generate chunk (default: 1 to 4 at random; 1 is one token per chunk)",
     )
+    parser.add_argument(
+        "--transports",
+        nargs="+",
+        default=["tcp"],
+        choices=["tcp", "unix"],
+        help="how the client reaches the server: loopback TCP (default) or a Unix domain socket "
+        "(tokstream serve --uds; the light client only, not the reference server)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--client",
@@ -387,6 +397,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="write the raw figures here")
     args = parser.parse_args(argv)
+    if "unix" in args.transports and (
+        args.client != "light" or args.health or "reference" in args.servers
+    ):
+        parser.error("--transports unix takes the light client and the tokstream servers only")
     quick = args.quick
     args.streams = args.streams or ([8] if quick else [64, 256])
     args.tokens = args.tokens or (64 if quick else 512)
@@ -403,14 +417,14 @@ def main(argv: list[str] | None = None) -> int:
         warmup = make_streams(
             tok, min(4, max(args.streams)), args.tokens, args.seed + 1, args.chunk_ids
         )
-        for name in args.servers:
-            server = Server(name, args.tokenizer, args.workers)
+        for name, transport in [(n, t) for n in args.servers for t in args.transports]:
+            server = Server(name, args.tokenizer, args.workers, transport)
             try:
                 for n in args.streams:
                     run = run_load(server, streams[:n], warmup, args.client)
                     report["runs"].append(run)
                     print(
-                        f"{name:<9} N={n:<4} {run['chunks_per_s']:8,.0f} chunks/s "
+                        f"{name:<9} {transport:<4} N={n:<4} {run['chunks_per_s']:8,.0f} chunks/s "
                         f"p50 {run['latency_ms']['p50']:.2f} ms p99 "
                         f"{run['latency_ms']['p99']:.2f} ms errors {run['errors']} "
                         f"exact {run['exact_streams']}/{n}",

@@ -1,11 +1,12 @@
-"""``tokstream serve`` under abuse, over raw loopback sockets: timeouts, size limits, the cap.
+"""``tokstream serve`` under abuse, over raw sockets: timeouts, size limits, the cap.
 
 A client that never finishes its headers, sends nothing, idles on keep-alive, sends a 10 MB header
 or a bad ``Content-Length``, or opens more connections than the cap: each must be answered (408,
 431, 400, 503 in the JSON error shape) or closed, within its timeout plus a generous margin, and
 the server must keep answering ``/health``. Every loop here is bounded and every socket has a
-timeout, so a regression fails instead of hanging. The drain on SIGTERM and the command line are
-in ``test_server_lifecycle.py``.
+timeout, so a regression fails instead of hanging. Each test runs against both fronts over
+loopback TCP, and against the Rust front over a Unix domain socket (``--uds``). The drain on
+SIGTERM and the command line are in ``test_server_lifecycle.py``.
 """
 
 from __future__ import annotations
@@ -36,23 +37,44 @@ def qwen() -> list[str]:
     return ["--tokenizer", str(tokenizer_path("qwen3").parent)]
 
 
-@pytest.fixture(scope="module", params=FRONTS)
+#: (front, transport) pairs the limits are proven on.
+SETUPS = [(front, "tcp") for front in FRONTS] + [(FRONTS[0], "unix")]
+
+
+@pytest.fixture(scope="module", params=SETUPS, ids=[f"{f}-{t}" for f, t in SETUPS])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    """Every limit is proven against both fronts."""
-    log = tmp_path_factory.mktemp("limits") / "server.log"
+    """Every limit is proven against both fronts, and on the Unix transport."""
+    front, transport = request.param
+    folder = tmp_path_factory.mktemp("limits")
     flags = ["--header-timeout", str(HEADER_TIMEOUT), "--keep-alive-timeout", str(KEEP_ALIVE)]
     flags += ["--body-timeout", str(BODY_TIMEOUT)]
-    served = Server([*qwen(), *flags, "--max-connections", str(CAP)], log, front=request.param)
+    uds = folder / "derender.sock" if transport == "unix" else None
+    served = Server(
+        [*qwen(), *flags, "--max-connections", str(CAP)],
+        folder / "server.log",
+        front=front,
+        uds=uds,
+    )
     try:
         yield served.start()
     finally:
         served.stop()
 
 
-def connect(port: int, timeout: float = HEADER_TIMEOUT + MARGIN) -> socket.socket:
-    sock = socket.create_connection((HOST, port), timeout=timeout)
+def connect(address: int | str, timeout: float = HEADER_TIMEOUT + MARGIN) -> socket.socket:
+    """A raw connection to a TCP port on 127.0.0.1 or to a Unix socket's path."""
+    if isinstance(address, str):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(address)
+        except OSError:
+            sock.close()
+            raise
+        return sock
+    sock = socket.create_connection((HOST, address), timeout=timeout)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return sock
 
@@ -92,14 +114,14 @@ def assert_json_error(raw: bytes, status: int, kind: str) -> None:
     assert not [word for word in INTERNALS if word in error["message"]], error
 
 
-def healthy(port: int) -> None:
-    answer = request(port, "GET", "/health", timeout=10)
+def healthy(address: int | str) -> None:
+    answer = request(address, "GET", "/health", timeout=10)
     assert answer.status == 200, answer
 
 
 def test_a_slowloris_gets_408_within_the_header_timeout(server: Server) -> None:
     """Headers sent a byte every 50 ms never end: 408, then closed."""
-    sock = connect(server.port)
+    sock = connect(server.address)
     start = time.monotonic()
     sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
     for _ in range(int((HEADER_TIMEOUT + MARGIN) / 0.05)):
@@ -110,11 +132,11 @@ def test_a_slowloris_gets_408_within_the_header_timeout(server: Server) -> None:
     sock.close()
     assert time.monotonic() - start < HEADER_TIMEOUT + MARGIN
     assert_json_error(raw, 408, "RequestTimeoutError")
-    healthy(server.port)
+    healthy(server.address)
 
 
 def test_a_silent_connection_is_closed_without_an_answer(server: Server) -> None:
-    sock = connect(server.port)
+    sock = connect(server.address)
     start = time.monotonic()
     raw = read_all(sock)
     sock.close()
@@ -123,7 +145,7 @@ def test_a_silent_connection_is_closed_without_an_answer(server: Server) -> None
 
 
 def test_an_idle_keep_alive_connection_is_closed(server: Server) -> None:
-    sock = connect(server.port, timeout=KEEP_ALIVE + MARGIN)
+    sock = connect(server.address, timeout=KEEP_ALIVE + MARGIN)
     sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
     first = sock.recv(65536)
     start = time.monotonic()
@@ -135,7 +157,7 @@ def test_an_idle_keep_alive_connection_is_closed(server: Server) -> None:
 
 def test_the_header_timeout_also_holds_for_a_second_request(server: Server) -> None:
     """After one answer, a request begun on the same connection must end its headers in time."""
-    sock = connect(server.port)
+    sock = connect(server.address)
     sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
     assert parse(sock.recv(65536))[0] == 200
     start = time.monotonic()
@@ -152,20 +174,20 @@ def post_head(length: int) -> bytes:
 
 
 def test_a_stalled_body_gets_408_within_the_body_timeout(server: Server) -> None:
-    sock = connect(server.port, timeout=BODY_TIMEOUT + MARGIN)
+    sock = connect(server.address, timeout=BODY_TIMEOUT + MARGIN)
     sock.sendall(post_head(100) + b'{"generate')
     start = time.monotonic()
     raw = read_all(sock)
     sock.close()
     assert time.monotonic() - start < BODY_TIMEOUT + MARGIN
     assert_json_error(raw, 408, "RequestTimeoutError")
-    healthy(server.port)
+    healthy(server.address)
 
 
 def test_a_slow_but_steady_body_is_served(server: Server) -> None:
     """The body timeout bounds a pause, not the whole body: pieces every 0.4 s all arrive."""
     body = json.dumps(whole_body(COMPLETION, [9707, 11, 1879])).encode()
-    sock = connect(server.port, timeout=BODY_TIMEOUT + MARGIN)
+    sock = connect(server.address, timeout=BODY_TIMEOUT + MARGIN)
     sock.sendall(post_head(len(body)))
     pieces = [body[k : k + 25] for k in range(0, len(body), 25)]
     assert len(pieces) * 0.4 > 2 * BODY_TIMEOUT
@@ -188,7 +210,7 @@ def test_a_10_mb_header_is_refused_and_not_buffered(server: Server) -> None:
     """The server answers 431 once the limit is passed, drains a little, then resets: the
     sender may see the 431 or only the reset, but the server never holds the 10 MB."""
     before = rss_kib(server)
-    sock = connect(server.port)
+    sock = connect(server.address)
     answer: list[bytes] = []
     reader = threading.Thread(target=lambda: answer.append(read_all(sock)))
     reader.start()
@@ -205,12 +227,12 @@ def test_a_10_mb_header_is_refused_and_not_buffered(server: Server) -> None:
     if answer[0]:
         assert_json_error(answer[0], 431, "RequestHeaderFieldsTooLargeError")
     assert rss_kib(server) - before < 16 * 1024, (before, rss_kib(server))
-    healthy(server.port)
+    healthy(server.address)
 
 
 def test_a_header_over_the_limit_sent_whole_gets_431(server: Server) -> None:
     """A client that sends its whole 200 kB header before reading still reads the 431."""
-    answer = request(server.port, "GET", "/health", headers={"X-Big": "b" * 200_000})
+    answer = request(server.address, "GET", "/health", headers={"X-Big": "b" * 200_000})
     assert answer.status == 431, answer
     error = json.loads(answer.body)["error"]
     assert (error["type"], error["code"]) == ("RequestHeaderFieldsTooLargeError", 431)
@@ -220,7 +242,7 @@ def test_a_header_over_the_limit_sent_whole_gets_431(server: Server) -> None:
 def test_headers_at_the_limit_pass_and_just_over_it_get_431(server: Server, size: int) -> None:
     head = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: "
     tail = b"\r\n\r\n"
-    sock = connect(server.port)
+    sock = connect(server.address)
     sock.sendall(head + b"p" * (size - len(head) - len(tail)) + tail)
     if size <= HEADER_LIMIT:
         raw = sock.recv(65536)
@@ -240,14 +262,14 @@ BAD_LENGTHS = {
 
 @pytest.mark.parametrize("case", list(BAD_LENGTHS))
 def test_a_bad_content_length_gets_the_json_400(server: Server, case: str) -> None:
-    sock = connect(server.port)
+    sock = connect(server.address)
     sock.sendall(
         b"POST /v1/completions/derender HTTP/1.1\r\nHost: x\r\n" + BAD_LENGTHS[case] + b"\r\n{}"
     )
     raw = read_all(sock)
     sock.close()
     assert_json_error(raw, 400, "BadRequestError")
-    healthy(server.port)
+    healthy(server.address)
 
 
 def test_connections_over_the_cap_get_503_and_the_cap_frees_up(server: Server) -> None:
@@ -255,12 +277,12 @@ def test_connections_over_the_cap_get_503_and_the_cap_frees_up(server: Server) -
     held: list[socket.socket] = []
     try:
         for _ in range(CAP):
-            held.append(connect(server.port))
+            held.append(connect(server.address))
         # The server counts a connection once it has accepted it: the first extra one may be
         # let in before the held ones are all counted, so try a few.
         answers: list[Any] = []
         for _ in range(20):
-            sock = connect(server.port)
+            sock = connect(server.address)
             sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             answers.append(read_all(sock))
             sock.close()
@@ -271,7 +293,7 @@ def test_connections_over_the_cap_get_503_and_the_cap_frees_up(server: Server) -
         for sock in held:
             sock.close()
     for _ in range(100):  # bounded: the closes reach the server within moments
-        answer = request(server.port, "GET", "/health", timeout=10)
+        answer = request(server.address, "GET", "/health", timeout=10)
         if answer.status == 200:
             break
         time.sleep(0.05)
@@ -279,10 +301,10 @@ def test_connections_over_the_cap_get_503_and_the_cap_frees_up(server: Server) -
 
 
 def test_health_is_plain_text_and_metrics_prometheus(server: Server) -> None:
-    answer = request(server.port, "GET", "/health")
+    answer = request(server.address, "GET", "/health")
     assert (answer.status, answer.body) == (200, b"")
     assert answer.headers["content-type"] == "text/plain; charset=utf-8"
-    metrics = request(server.port, "GET", "/metrics")
+    metrics = request(server.address, "GET", "/metrics")
     assert metrics.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -293,7 +315,7 @@ def test_a_large_body_in_the_same_packets_as_its_headers_is_served(server: Serve
     body = json.dumps(whole_body(COMPLETION, ids)).encode()
     assert len(body) > 4 * HEADER_LIMIT
     head = f"POST {COMPLETION} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
-    sock = connect(server.port, timeout=60)
+    sock = connect(server.address, timeout=60)
     sock.sendall(head.encode() + b"Connection: close\r\n\r\n" + body)
     status, _, answer = parse(read_all(sock))
     sock.close()
@@ -302,7 +324,7 @@ def test_a_large_body_in_the_same_packets_as_its_headers_is_served(server: Serve
 
 
 def test_pipelined_requests_are_all_answered(server: Server) -> None:
-    sock = connect(server.port)
+    sock = connect(server.address)
     one = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
     sock.sendall(one * 3 + b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     raw = read_all(sock)

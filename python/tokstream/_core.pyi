@@ -215,6 +215,7 @@ class Front:
         models: bytes,
         render: Callable[[str], bytes],
         *,
+        unix: bool = False,
         threads: int = 1,
         header_timeout: float = 10.0,
         body_timeout: float = 30.0,

@@ -123,6 +123,7 @@ def _serve(args: argparse.Namespace) -> int:
         keep_alive_timeout=args.keep_alive_timeout,
         shutdown_grace=args.shutdown_grace,
         front=args.front,
+        uds=args.uds,
     )
     return run(app, config, listen, banner)
 
@@ -224,6 +225,12 @@ def main(argv: list[str] | None = None) -> int:
         type=_whole(0, 65535),
         default=8000,
         help="TCP port to listen on, 0 for any free one (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--uds",
+        metavar="PATH",
+        help="listen on this Unix domain socket instead of --host and --port (for a proxy or "
+        "router on the same host: no TCP in the kernel's path)",
     )
     serve.add_argument(
         "--workers",

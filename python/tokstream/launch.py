@@ -23,6 +23,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import sys
 import tempfile
 import time
@@ -39,6 +40,7 @@ __all__ = [
     "BindError",
     "Listen",
     "bind",
+    "bind_unix",
     "connection_cap",
     "front_for",
     "raise_open_file_limit",
@@ -67,6 +69,8 @@ class Listen:
     keep_alive_timeout: float
     shutdown_grace: float
     front: str = FRONTS[0]
+    #: A Unix domain socket path to listen on instead of ``host:port``.
+    uds: str | None = None
 
 
 def raise_open_file_limit() -> int:
@@ -112,16 +116,66 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def bind_unix(path: str) -> socket.socket:
+    """A Unix domain socket listening at ``path``; raises ``BindError`` with one line.
+
+    A socket file left by a server that is gone is replaced; a live server's socket, or a file
+    that is not a socket, is refused."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise BindError(f"cannot listen on {path}: {(e.strerror or str(e)).lower()}") from None
+    else:
+        if not stat.S_ISSOCK(mode):
+            raise BindError(f"cannot listen on {path}: the file exists and is not a socket")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(path)
+            except OSError:
+                os.unlink(path)  # nothing answers there: a socket left behind
+            else:
+                raise BindError(f"cannot listen on {path}: address already in use")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)
+        sock.listen(BACKLOG)
+    except OSError as e:
+        sock.close()
+        reason = e.strerror or str(e)
+        raise BindError(f"cannot listen on {path}: {reason.lower()}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def run(app: App, config: ServerConfig, listen: Listen, banner: Callable[[str], str]) -> int:
     """Binds, prints ``banner(url)``, and serves until SIGTERM or SIGINT; returns the status."""
     try:
-        sock = bind(listen.host, listen.port)
+        sock = bind_unix(listen.uds) if listen.uds else bind(listen.host, listen.port)
     except BindError as e:
         print(f"tokstream serve: {e}", file=sys.stderr)
         return 1
-    port = sock.getsockname()[1]
-    host = f"[{listen.host}]" if ":" in listen.host else listen.host
-    print(banner(f"http://{host}:{port}"), flush=True)
+    try:
+        if listen.uds:
+            print(banner(f"unix:{listen.uds}"), flush=True)
+        else:
+            port = sock.getsockname()[1]
+            host = f"[{listen.host}]" if ":" in listen.host else listen.host
+            print(banner(f"http://{host}:{port}"), flush=True)
+        return _serve(app, config, listen, sock)
+    finally:
+        _remove_socket_file(listen)
+
+
+def _remove_socket_file(listen: Listen) -> None:
+    if listen.uds:
+        with contextlib.suppress(OSError):
+            os.unlink(listen.uds)
+
+
+def _serve(app: App, config: ServerConfig, listen: Listen, sock: socket.socket) -> int:
+    port = 0 if listen.uds else sock.getsockname()[1]
     if listen.front == "rust":
         return _run_front(app, config, listen, sock)
     import uvicorn
@@ -143,6 +197,8 @@ def run(app: App, config: ServerConfig, listen: Listen, banner: Callable[[str], 
         # cancellation, a second later, is only a fallback.
         "timeout_graceful_shutdown": listen.shutdown_grace + 1,
     }
+    if listen.uds:
+        options["uds"] = listen.uds  # named in uvicorn's log; the socket is bound already
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal under the handler that
     # was there before; with this one the process exits 0 after a clean shutdown.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -214,6 +270,7 @@ def front_for(
         sock.fileno(),
         app.models_body(),
         render_all,
+        unix=sock.family == socket.AF_UNIX,
         threads=threads,
         header_timeout=config.header_timeout,
         body_timeout=config.body_timeout,
@@ -257,5 +314,6 @@ def _run_front(app: App, config: ServerConfig, listen: Listen, sock: socket.sock
                 flush=True,
             )
         sys.stdout.flush()
+        _remove_socket_file(listen)
         os._exit(0)
     return 0

@@ -1,9 +1,10 @@
 """A real ``tokstream serve`` process on a loopback port, and a plain HTTP client for it.
 
-The server runs as ``sys.executable -m tokstream serve`` on a port picked by binding port 0; its
-output goes to a log file that failures quote. Requests use the standard library's
-``http.client``, one connection per request, so no client keeps state a test did not ask for.
-Nothing here talks to anything but 127.0.0.1.
+The server runs as ``sys.executable -m tokstream serve`` on a port picked by binding port 0 (or,
+with ``uds``, on a Unix domain socket); its output goes to a log file that failures quote.
+Requests use the standard library's ``http.client``, one connection per request, so no client
+keeps state a test did not ask for. Nothing here talks to anything but 127.0.0.1 and the
+sockets the tests make.
 """
 
 from __future__ import annotations
@@ -52,8 +53,26 @@ class Answer:
         return json.loads(self.body)
 
 
+class UnixConnection(http.client.HTTPConnection):
+    """``http.client`` over a Unix domain socket at ``path``."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
 def request(
-    port: int,
+    port: int | str,
     method: str,
     path: str,
     body: bytes | Iterable[bytes] | None = None,
@@ -61,8 +80,13 @@ def request(
     headers: dict[str, str] | None = None,
     timeout: float = 30.0,
 ) -> Answer:
-    """Sends one request on a fresh connection; an iterable body goes out chunked."""
-    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    """Sends one request on a fresh connection; an iterable body goes out chunked. ``port`` is
+    a TCP port on 127.0.0.1, or a Unix domain socket's path."""
+    conn: http.client.HTTPConnection
+    if isinstance(port, str):
+        conn = UnixConnection(port, timeout)
+    else:
+        conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
     try:
         chunked = body is not None and not isinstance(body, bytes)
         conn.request(method, path, body=body, headers=headers or {}, encode_chunked=chunked)
@@ -77,7 +101,8 @@ def request(
 class Server:
     """A ``tokstream serve`` child process; ``start`` returns once ``/health`` answers 200.
 
-    ``front`` adds ``--front NAME``; None runs the default front with no flag."""
+    ``front`` adds ``--front NAME``; None runs the default front with no flag. ``uds`` serves
+    on a Unix domain socket at that path (``--uds``) instead of a TCP port."""
 
     def __init__(
         self,
@@ -86,16 +111,27 @@ class Server:
         *,
         log_level: str = "warning",
         front: str | None = None,
+        uds: Path | None = None,
     ) -> None:
         self.args = list(args) if front is None else [*args, "--front", front]
+        self.uds = uds
         self.front = front or FRONTS[0]
         self.log = log
         self.log_level = log_level
         self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
 
+    @property
+    def address(self) -> int | str:
+        """Where requests go: the port, or the Unix socket's path."""
+        return self.port if self.uds is None else str(self.uds)
+
     def command(self, port: int) -> list[str]:
-        base = [sys.executable, "-m", "tokstream", "serve", "--host", HOST, "--port", str(port)]
+        base = [sys.executable, "-m", "tokstream", "serve"]
+        if self.uds is None:
+            base += ["--host", HOST, "--port", str(port)]
+        else:
+            base += ["--uds", str(self.uds)]
         return [*base, "--log-level", self.log_level, *self.args]
 
     def start(self) -> Server:
@@ -120,7 +156,7 @@ class Server:
             if self.proc.poll() is not None:
                 return False
             try:
-                if request(self.port, "GET", "/health", timeout=2.0).status == 200:
+                if request(self.address, "GET", "/health", timeout=2.0).status == 200:
                     return True
             except OSError:
                 pass
@@ -160,7 +196,7 @@ class Server:
         """One request; a dict or list body is sent as JSON, a generator of bytes chunked."""
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode()
-        return request(self.port, method, path, body, **kwargs)
+        return request(self.address, method, path, body, **kwargs)
 
     def post(self, path: str, body: Any) -> Answer:
         return self.call("POST", path, body)

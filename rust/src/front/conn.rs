@@ -6,11 +6,11 @@ use std::net::Shutdown;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
 use super::http::{self, Framing};
 use super::request::{Request, Route};
+use super::sock::{Accept, Sock};
 use super::{Done, LINGER, LINGER_BYTES, Shared, lock};
 
 pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
@@ -31,7 +31,7 @@ pub(super) enum Phase {
 }
 
 pub(super) struct Conn {
-    pub(super) sock: TcpStream,
+    pub(super) sock: Sock,
     pub(super) buf: Vec<u8>,
     pub(super) out: Vec<u8>,
     pub(super) sent: usize,
@@ -59,13 +59,13 @@ pub(super) struct Loop<'a> {
     pub(super) conns: Vec<Option<Conn>>,
     pub(super) free: Vec<usize>,
     pub(super) generation: u64,
-    pub(super) listener: Option<TcpListener>,
+    pub(super) listener: Option<Accept>,
     /// What a read lands in before it is appended to its connection's buffer.
     pub(super) scratch: Box<[u8]>,
 }
 
 /// Runs one loop thread until its connections are done after a drain.
-pub(crate) fn run(index: usize, poll: Poll, mut listener: TcpListener, shared: &Shared) {
+pub(crate) fn run(index: usize, poll: Poll, mut listener: Accept, shared: &Shared) {
     let registered = poll
         .registry()
         .register(&mut listener, LISTENER, Interest::READABLE);
@@ -137,7 +137,7 @@ impl Loop<'_> {
                 return;
             };
             match listener.accept() {
-                Ok((sock, _)) => {
+                Ok(sock) => {
                     // To the loop with the fewest connections, so threads share the load.
                     let target = self
                         .shared
@@ -172,8 +172,7 @@ impl Loop<'_> {
         self.set_open();
     }
 
-    fn add(&mut self, mut sock: TcpStream) {
-        let _ = sock.set_nodelay(true);
+    fn add(&mut self, mut sock: Sock) {
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {

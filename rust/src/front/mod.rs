@@ -19,9 +19,9 @@ mod conn;
 mod http;
 mod metrics;
 mod request;
+mod sock;
 
 use std::io;
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use crate::wire::{Derenderer, Reply};
 
 pub use metrics::Bounds;
+pub use sock::Listener;
 
 /// How long, and how many bytes, a refused connection is drained for before it is closed.
 pub const LINGER: Duration = Duration::from_secs(2);
@@ -102,7 +103,7 @@ pub(crate) struct Shared {
 pub(crate) struct LoopHandle {
     waker: Arc<mio::Waker>,
     done: Mutex<Vec<Done>>,
-    handed: Mutex<Vec<mio::net::TcpStream>>,
+    handed: Mutex<Vec<sock::Sock>>,
     open: AtomicUsize,
 }
 
@@ -178,7 +179,7 @@ impl Front {
     /// Starts serving `listener` (bound and listening) with `opts.threads` loop threads;
     /// `runner`, if given, runs every derender (see [`Runner`]).
     pub fn start(
-        listener: TcpListener,
+        listener: Listener,
         derenderer: Derenderer,
         opts: Options,
         models: Vec<u8>,
@@ -186,7 +187,7 @@ impl Front {
         runner: Option<Runner>,
     ) -> io::Result<Front> {
         let threads = opts.threads.max(1);
-        listener.set_nonblocking(true)?;
+        listener.set_nonblocking()?;
         let mut polls = Vec::with_capacity(threads);
         let mut loops = Vec::with_capacity(threads);
         for _ in 0..threads {
@@ -228,7 +229,7 @@ impl Front {
         }
         let mut handles = Vec::with_capacity(threads);
         for (index, poll) in polls.into_iter().enumerate() {
-            let listener = mio::net::TcpListener::from_std(listener.try_clone()?);
+            let listener = listener.for_loop()?;
             let handle = std::thread::Builder::new()
                 .name(format!("tokstream-front-{index}"))
                 .spawn(move || {

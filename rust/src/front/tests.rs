@@ -5,7 +5,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Front, Options, Render};
+use super::{Front, Listener, Options, Render};
 use crate::wire::{COMPLETION_PATH, Derenderer};
 
 fn front(opts: Options) -> (Front, u16) {
@@ -15,7 +15,7 @@ fn front(opts: Options) -> (Front, u16) {
     let port = listener.local_addr().unwrap().port();
     let render: Render = Arc::new(|snapshots: &str| snapshots.as_bytes().to_vec());
     let f = Front::start(
-        listener,
+        Listener::Tcp(listener),
         derenderer,
         opts,
         b"{\"models\":1}".to_vec(),
@@ -70,6 +70,46 @@ fn derenders_answers_errors_and_drains() {
     f.drain(Duration::from_secs(1));
     assert!(f.wait(Duration::from_secs(5)));
     assert!(TcpStream::connect(("127.0.0.1", port)).is_err() || f.finished());
+}
+
+#[test]
+fn serves_a_unix_socket_like_tcp() {
+    let dir = std::env::temp_dir().join(format!("tokstream-front-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("front.sock");
+    let _ = std::fs::remove_file(&path);
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let det = Arc::new(crate::Detokenizer::from_json(&crate::doc_tokenizer_json()).unwrap());
+    let render: Render = Arc::new(|snapshots: &str| snapshots.as_bytes().to_vec());
+    let f = Front::start(
+        Listener::Unix(listener),
+        Derenderer::new(det, "m", vec![], Some(64)),
+        Options::default(),
+        b"{}".to_vec(),
+        render,
+        None,
+    )
+    .unwrap();
+    let body = br#"{"generate_responses": [{"choices": [{"index": 0, "token_ids": [0, 1]}]}]}"#;
+    let mut raw = format!(
+        "POST {COMPLETION_PATH} HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    raw.extend_from_slice(body);
+    raw.extend_from_slice(b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
+    let mut sock = std::os::unix::net::UnixStream::connect(&path).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    sock.write_all(&raw).unwrap();
+    let mut out = Vec::new();
+    let _ = sock.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out);
+    assert_eq!(text.matches("HTTP/1.1 200 OK").count(), 2, "{text}");
+    assert!(text.contains("\"text\":\"Hi\""), "{text}");
+    f.drain(Duration::from_millis(200));
+    assert!(f.wait(Duration::from_secs(5)));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

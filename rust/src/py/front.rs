@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use super::derender::PyDerenderer;
-use crate::front::{Bounds, Front, Options, Render, Runner};
+use crate::front::{Bounds, Front, Listener, Options, Render, Runner};
 
 /// The front serving a `Derenderer` on a listening socket (see `tokstream.launch`).
 #[pyclass(frozen, module = "tokstream._core", name = "Front")]
@@ -27,7 +27,7 @@ fn seconds(name: &str, value: f64) -> PyResult<Duration> {
 impl PyFront {
     #[new]
     #[pyo3(signature = (
-        derenderer, fd, models, render, *, threads = 1, header_timeout = 10.0,
+        derenderer, fd, models, render, *, unix = false, threads = 1, header_timeout = 10.0,
         body_timeout = 30.0, keep_alive_timeout = 5.0, max_header_bytes = 65536,
         max_body_bytes = 33554432, max_connections = 2048, offload_bytes = 65536,
         latency_bounds = Vec::new(), bytes_bounds = Vec::new(),
@@ -38,6 +38,7 @@ impl PyFront {
         fd: RawFd,
         models: Vec<u8>,
         render: Py<PyAny>,
+        unix: bool,
         threads: usize,
         header_timeout: f64,
         body_timeout: f64,
@@ -59,7 +60,11 @@ impl PyFront {
         let owned = unsafe { BorrowedFd::borrow_raw(fd) }
             .try_clone_to_owned()
             .map_err(|e| PyOSError::new_err(e.to_string()))?;
-        let listener = std::net::TcpListener::from(owned);
+        let listener = if unix {
+            Listener::Unix(std::os::unix::net::UnixListener::from(owned))
+        } else {
+            Listener::Tcp(std::net::TcpListener::from(owned))
+        };
         let opts = Options {
             threads: threads.max(1),
             header_timeout: seconds("header_timeout", header_timeout)?,
