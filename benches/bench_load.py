@@ -1,10 +1,11 @@
-"""The load test's quick mode, once, with its checks: both servers over HTTP, every text exact.
+"""The load test's quick mode, once, with its checks: the servers over HTTP, every text exact.
 
 ``benches/loadtest.py --quick`` starts ``tokstream serve`` (its default, Rust front), ``tokstream
 serve --front asgi`` and the plain-Python reference server (``benches/reference_server.py``) as
 real processes, replays 8 concurrent streams of 64 ids
 against each over loopback, and exits non-zero unless every request answered 200 and every
-stream's text equals the one-shot decode. This runs it as a user would and reads its JSON. It
+stream's text equals the one-shot decode; a second run takes both fronts over Unix domain
+sockets (``--transports unix``). This runs it as a user would and reads its JSON. It
 takes a few seconds; the figures of a quick run are too small to quote (see ``BENCHMARKS.md``
 for the full run). It has no ``benchmark`` fixture, so ``--benchmark-only`` skips it.
 """
@@ -40,3 +41,25 @@ def test_load_quick(tmp_path: Path) -> None:
         assert run["errors"] == 0 and not run["problems"], run
         assert run["exact_streams"] == run["streams"] == 8, run
         assert run["tokens"] == 8 * 64 and run["chunks"] > run["streams"] * 64 / 4, run
+
+
+@pytest.mark.timeout(180)
+def test_load_quick_over_unix_sockets(tmp_path: Path) -> None:
+    """Quick mode over Unix domain sockets (``tokstream serve --uds``): both fronts, no error,
+    every text exact."""
+    tokenizer = tokenizer_path("qwen3").parent
+    out = tmp_path / "load.json"
+    command = [sys.executable, str(HERE / "loadtest.py"), "--quick", "--tokenizer", str(tokenizer)]
+    command += ["--servers", "tokstream", "asgi", "--transports", "unix"]
+    done = subprocess.run(
+        [*command, "--json", str(out)], capture_output=True, text=True, timeout=170, check=False
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    runs = json.loads(out.read_text())["runs"]
+    assert {(r["server"], r["transport"]) for r in runs} == {
+        ("tokstream", "unix"),
+        ("asgi", "unix"),
+    }
+    for run in runs:
+        assert run["errors"] == 0 and not run["problems"], run
+        assert run["exact_streams"] == run["streams"] == 8, run
