@@ -14,6 +14,7 @@ succeed, else the exit status is 1::
     python benches/loadtest.py                 # N = 64 and 256 streams of 512 tokens, both servers
     python benches/loadtest.py --quick         # 8 streams of 64 tokens, both servers (seconds)
     python benches/loadtest.py --health        # /health latency under whole 8,000-token derenders
+    python benches/loadtest.py --servers tokstream --transports tcp unix   # also over --uds
 
 The streams: a multilingual pool of ids (``benches/generation.py`` and the samples of
 ``oracles/corpus.py``, added tokens spliced in) is cut into one 512-id output per stream, each
