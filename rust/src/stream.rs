@@ -140,7 +140,21 @@ impl Stream {
         let start = det.text_engine().start_after(dropped, before, &mut scratch);
         window.drain(..prefix);
         let read = window.len();
-        let mut s = Stream {
+        let mut s = Stream::with_window(det, skip_special, window, read, start, scratch);
+        s.settle();
+        s
+    }
+
+    /// A stream over `window`, its first `read` entries read, not yet settled.
+    fn with_window(
+        det: Arc<Detokenizer>,
+        skip_special: bool,
+        window: Vec<u32>,
+        read: usize,
+        start: Start,
+        scratch: Scratch,
+    ) -> Stream {
+        Stream {
             det,
             skip_special,
             window,
@@ -156,9 +170,7 @@ impl Stream {
             out: String::with_capacity(64),
             out_token: None,
             scratch,
-        };
-        s.settle();
-        s
+        }
     }
 
     /// Marks the window settled when its read text is final, so the next step can take the fast
@@ -215,14 +227,18 @@ impl Stream {
                 }
             }
         }
-        let mut s = Stream::new(det, &[], skip_special);
-        s.window = window;
-        s.read = read_offset - prefix_offset;
-        s.start = Start::Cut;
         // A resumed window may be a freshly seeded one (a prompt tail that ends inside a
-        // character): diff it by common prefix too. Mid-generation windows end on a character
-        // boundary, where both rules agree.
-        s.at_prompt = s.read > 0;
+        // character): diff it by common prefix too (`at_prompt` when it has read entries).
+        // Mid-generation windows end on a character boundary, where both rules agree.
+        let read = read_offset - prefix_offset;
+        let mut s = Stream::with_window(
+            Arc::clone(det),
+            skip_special,
+            window,
+            read,
+            Start::Cut,
+            Scratch::default(),
+        );
         s.settle();
         Ok(s)
     }

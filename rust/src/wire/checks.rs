@@ -41,8 +41,9 @@ pub(crate) fn count(value: i64, name: &str) -> Res<i64> {
 }
 
 /// A passed-through JSON value nests at most [`MAX_DEPTH`] levels (a linear scan of its text),
-/// so the answer is one any JSON reader can read back.
-pub(crate) fn nesting(raw: Option<&RawValue>, name: &str) -> Res<()> {
+/// so the answer is one any JSON reader can read back. The field's name is made only for an
+/// error (every stream chunk passes here).
+pub(crate) fn nesting(raw: Option<&RawValue>, name: impl Fn() -> String) -> Res<()> {
     let Some(raw) = raw else { return Ok(()) };
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for &b in raw.get().as_bytes() {
@@ -60,6 +61,7 @@ pub(crate) fn nesting(raw: Option<&RawValue>, name: &str) -> Res<()> {
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_DEPTH {
+                    let name = name();
                     return Err(WireError::bad_param(
                         format!("{name} nests deeper than {MAX_DEPTH} levels"),
                         name,
@@ -85,16 +87,16 @@ pub(crate) fn limits(resp: &Generate<'_>, at: &str, max_model_len: Option<usize>
             format!("{at}.output_mode"),
         ));
     }
-    nesting(resp.kv_transfer_params, &format!("{at}.kv_transfer_params"))?;
+    nesting(resp.kv_transfer_params, || {
+        format!("{at}.kv_transfer_params")
+    })?;
     if let Some(u) = resp.usage.as_deref() {
-        nesting(
-            u.prompt_tokens_details,
-            &format!("{at}.usage.prompt_tokens_details"),
-        )?;
-        nesting(
-            u.completion_tokens_details,
-            &format!("{at}.usage.completion_tokens_details"),
-        )?;
+        nesting(u.prompt_tokens_details, || {
+            format!("{at}.usage.prompt_tokens_details")
+        })?;
+        nesting(u.completion_tokens_details, || {
+            format!("{at}.usage.completion_tokens_details")
+        })?;
         for (v, name) in [
             (u.prompt_tokens, "prompt_tokens"),
             (u.completion_tokens, "completion_tokens"),
