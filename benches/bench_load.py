@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import tokenizer_path
@@ -23,43 +24,41 @@ from support import tokenizer_path
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.mark.timeout(180)
-def test_load_quick(tmp_path: Path) -> None:
-    """Quick mode: 8 streams x 64 ids per server (both fronts and the reference), no error,
-    every text exact."""
+def quick(tmp_path: Path, *flags: str) -> list[dict[str, Any]]:
+    """Runs ``loadtest.py --quick`` with ``flags``; its runs, once it exited 0."""
     tokenizer = tokenizer_path("qwen3").parent
     out = tmp_path / "load.json"
     command = [sys.executable, str(HERE / "loadtest.py"), "--quick", "--tokenizer", str(tokenizer)]
-    command += ["--servers", "tokstream", "asgi", "reference"]
     done = subprocess.run(
-        [*command, "--json", str(out)], capture_output=True, text=True, timeout=170, check=False
+        [*command, *flags, "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=170,
+        check=False,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    runs = json.loads(out.read_text())["runs"]
-    assert {r["server"] for r in runs} == {"tokstream", "asgi", "reference"}
+    runs: list[dict[str, Any]] = json.loads(out.read_text())["runs"]
     for run in runs:
         assert run["errors"] == 0 and not run["problems"], run
         assert run["exact_streams"] == run["streams"] == 8, run
         assert run["tokens"] == 8 * 64 and run["chunks"] > run["streams"] * 64 / 4, run
+    return runs
+
+
+@pytest.mark.timeout(180)
+def test_load_quick(tmp_path: Path) -> None:
+    """Quick mode: 8 streams x 64 ids per server (both fronts and the reference), no error,
+    every text exact."""
+    runs = quick(tmp_path, "--servers", "tokstream", "asgi", "reference")
+    assert {r["server"] for r in runs} == {"tokstream", "asgi", "reference"}
 
 
 @pytest.mark.timeout(180)
 def test_load_quick_over_unix_sockets(tmp_path: Path) -> None:
     """Quick mode over Unix domain sockets (``tokstream serve --uds``): both fronts, no error,
     every text exact."""
-    tokenizer = tokenizer_path("qwen3").parent
-    out = tmp_path / "load.json"
-    command = [sys.executable, str(HERE / "loadtest.py"), "--quick", "--tokenizer", str(tokenizer)]
-    command += ["--servers", "tokstream", "asgi", "--transports", "unix"]
-    done = subprocess.run(
-        [*command, "--json", str(out)], capture_output=True, text=True, timeout=170, check=False
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    runs = json.loads(out.read_text())["runs"]
+    runs = quick(tmp_path, "--servers", "tokstream", "asgi", "--transports", "unix")
     assert {(r["server"], r["transport"]) for r in runs} == {
         ("tokstream", "unix"),
         ("asgi", "unix"),
     }
-    for run in runs:
-        assert run["errors"] == 0 and not run["problems"], run
-        assert run["exact_streams"] == run["streams"] == 8, run

@@ -36,9 +36,8 @@ fn exchange(port: u16, raw: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-#[test]
-fn derenders_answers_errors_and_drains() {
-    let (f, port) = front(Options::default());
+/// A whole completion derender of ids 0 and 1 (text "Hi"), as raw HTTP.
+fn completion_request() -> Vec<u8> {
     let body = br#"{"generate_responses": [{"choices": [{"index": 0, "token_ids": [0, 1]}]}]}"#;
     let mut raw = format!(
         "POST {COMPLETION_PATH} HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
@@ -46,6 +45,13 @@ fn derenders_answers_errors_and_drains() {
     )
     .into_bytes();
     raw.extend_from_slice(body);
+    raw
+}
+
+#[test]
+fn derenders_answers_errors_and_drains() {
+    let (f, port) = front(Options::default());
+    let mut raw = completion_request();
     raw.extend_from_slice(b"GET /health HTTP/1.1\r\n\r\nGET /nope HTTP/1.1\r\n\r\n");
     raw.extend_from_slice(b"POST /metrics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
     raw.extend_from_slice(b"2\r\n{}\r\n0\r\n\r\n");
@@ -90,13 +96,7 @@ fn serves_a_unix_socket_like_tcp() {
         None,
     )
     .unwrap();
-    let body = br#"{"generate_responses": [{"choices": [{"index": 0, "token_ids": [0, 1]}]}]}"#;
-    let mut raw = format!(
-        "POST {COMPLETION_PATH} HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    raw.extend_from_slice(body);
+    let mut raw = completion_request();
     raw.extend_from_slice(b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
     let mut sock = std::os::unix::net::UnixStream::connect(&path).unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(10)))
