@@ -176,7 +176,8 @@ class Derenderer:
 
     @property
     def parser_state(self) -> str:
-        """How streams carry parser state: ``"resumable"`` or ``"replay"``."""
+        """How streams carry parser state: ``"resumable"`` or ``"replay"`` (always with a user
+        parser, whose state cannot travel)."""
         return self._core.parser_state
 
     @property

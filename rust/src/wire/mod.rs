@@ -127,10 +127,13 @@ impl Derenderer {
         self.config.parser.as_deref()
     }
 
-    /// Whether streams replay their history every chunk (as configured; a parser whose state
-    /// cannot travel replays in any case).
+    /// Whether streams replay their history every chunk: as configured, and always with a
+    /// parser whose state cannot travel (a user's).
     pub fn replays(&self) -> bool {
-        self.config.replay
+        match self.config.parser.as_deref() {
+            Some(parser) => self.config.replays(parser),
+            None => self.config.replay,
+        }
     }
 
     /// The detokenizer.
