@@ -25,6 +25,7 @@ from helpers.derender_util import (
 )
 from hypothesis import event, given
 from hypothesis import strategies as st
+from tokstream import _core
 
 QWEN = "qwen3"
 HELLO, WORLD, BANG, ZHONG, WAVE_A, WAVE_B = 9707, 1879, 0, 72858, 61804, 233
@@ -53,13 +54,7 @@ KEYS = (
     "prompt_tokens",
     "prompt_logprobs",
     "stream_state",
-    "prev_tokens",
-    "prefix_offset",
-    "read_offset",
-    "held_text",
-    "logprob_context_token_ids",
-    "output_token_ids",
-    "output_chunk_lens",
+    *_core.STATE_KEYS,
     "chat_request",
     "completion_request",
     "stop",

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
+from tokstream import _core
 from tokstream import protocol as P
 
 # A client's second call of a chat stream, as vLLM's own client code would send it.
@@ -43,6 +44,13 @@ def _dumped(model: Any) -> Any:
 
 
 # --- the stream state -------------------------------------------------------------------------
+
+
+def test_stream_state_fields_are_the_cores_state_keys() -> None:
+    """The model declares the keys the wire writes, in its order (vLLM's first)."""
+    fields = tuple(P.DerenderStreamState.model_fields)
+    assert fields == _core.STATE_KEYS
+    assert fields[: len(_core.VLLM_STATE_KEYS)] == _core.VLLM_STATE_KEYS
 
 
 def test_stream_state_defaults() -> None:

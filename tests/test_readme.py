@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.server_util import Server
+from helpers.server_util import CHAT, COMPLETION, Server
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 _BLOCK = re.compile(r"```(\w*)\n(.*?)```", re.S)
@@ -54,8 +54,8 @@ def default_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]
 
 def test_there_are_the_examples_the_readme_promises() -> None:
     paths = [path for path, _, _ in curl_examples()]
-    assert paths.count("/v1/chat/completions/derender") == 3
-    assert paths.count("/v1/completions/derender") == 1
+    assert paths.count(CHAT) == 3
+    assert paths.count(COMPLETION) == 1
 
 
 @pytest.mark.parametrize("index", range(4))

@@ -44,6 +44,7 @@ from helpers.server_util import (
     whole_text,
 )
 from tokenizers import Tokenizer
+from tokstream import _core
 
 PATHS = (CHAT, COMPLETION)
 QWEN_NAME = "qwen3-test"
@@ -472,7 +473,7 @@ def test_unknown_parsers_are_refused_with_a_clear_message(flag: str, known: str)
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("mode", ["resumable", "replay"])
+@pytest.mark.parametrize("mode", _core.PARSER_STATES)
 def test_parsers_over_http(tmp_path: Path, mode: str) -> None:
     """With --reasoning-parser and --tool-call-parser, a stream and the whole response agree."""
     tok = load_tokenizer("qwen3")

@@ -165,7 +165,7 @@ def test_only_the_named_part_is_parsed() -> None:
 
 
 def test_a_hostile_carried_state_is_refused_or_started_over() -> None:
-    from helpers.derender_util import assert_error, post
+    from helpers.derender_util import CHAT, assert_error, post
 
     c = case("qwen3_template", "content_call")
     assert c is not None
@@ -181,11 +181,11 @@ def test_a_hostile_carried_state_is_refused_or_started_over() -> None:
 
     held = json.loads(json.dumps(first))
     held["parser"]["x"]["h"] = "<" * 5000
-    assert "held text" in assert_error(*post(r, "/v1/chat/completions/derender", body(held)), 400)
+    assert "held text" in assert_error(*post(r, CHAT, body(held)), 400)
     # A field index the template does not have starts over in the implicit field.
     other = json.loads(json.dumps(first))
     other["parser"]["x"]["c"] = 200
-    status, _ = post(r, "/v1/chat/completions/derender", body(other))
+    status, _ = post(r, CHAT, body(other))
     assert status == 200
 
 

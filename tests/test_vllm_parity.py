@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import vllm_parity_cases as cases
 from tokstream import Derenderer, Detokenizer
+from tokstream._core import STATE_KEYS, VLLM_STATE_KEYS
 
 import fixtures
 
@@ -369,19 +370,6 @@ _COMPLETION_CHUNK_CHOICE = {
     "token_ids",
     "weight_versions",
 }
-_STATE = {
-    "last_tool_call_ids",
-    "logprob_context_token_ids",
-    "logprob_text_offset",
-    "output_chunk_lens",
-    "output_token_ids",
-    "prefix_offset",
-    "prev_tokens",
-    "read_offset",
-    "role_sent",
-    "tools_streamed",
-}
-_OWN_STATE = {"held_text", "generated_tokens", "stopped", "parser"}
 
 
 def test_whole_answers_carry_vllms_fields(run: Run) -> None:
@@ -409,7 +397,7 @@ def test_stream_answers_carry_vllms_fields(
         assert set(body) == {"chunk", "stream_state"}
         assert set(body["chunk"]) == chunk_keys
         assert set(body["chunk"]["choices"][0]) == choice_keys
-        assert _STATE <= set(body["stream_state"]) <= _STATE | _OWN_STATE
+        assert set(VLLM_STATE_KEYS) <= set(body["stream_state"]) <= set(STATE_KEYS)
 
 
 def test_empty_delta_content_is_null(run: Run) -> None:

@@ -16,8 +16,10 @@ __all__ = [
     "MAX_WINDOW",
     "PARSER_STATES",
     "REASONING_PARSERS",
+    "STATE_KEYS",
     "TEMPLATES",
     "TOOL_PARSERS",
+    "VLLM_STATE_KEYS",
     "Derenderer",
     "DetokStream",
     "Detokenizer",
@@ -26,6 +28,7 @@ __all__ = [
     "__version__",
     "builtin_template",
     "error_body",
+    "error_type",
 ]
 
 __version__: str
@@ -40,12 +43,17 @@ REASONING_PARSERS: tuple[str, ...]
 TOOL_PARSERS: tuple[str, ...]
 TEMPLATES: tuple[str, ...]
 PARSER_STATES: tuple[str, ...]
+STATE_KEYS: tuple[str, ...]
+VLLM_STATE_KEYS: tuple[str, ...]
 
 def builtin_template(name: str) -> str | None:
     """A built-in response template's JSON text, or ``None`` for a name that is not one."""
 
 def error_body(status: int, message: str, param: str | None = None) -> bytes:
     """The OpenAI error object of a status, as the derender endpoints answer it."""
+
+def error_type(status: int) -> str:
+    """The OpenAI error type name of an HTTP status (``"BadRequestError"`` for 400)."""
 
 _Ids = int | Sequence[int]
 

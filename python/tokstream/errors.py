@@ -6,6 +6,8 @@ would already catch (``ValueError`` for bad input, ``RuntimeError`` for misuse o
 
 from __future__ import annotations
 
+from . import _core
+
 __all__ = [
     "BadRequestError",
     "DecodeError",
@@ -62,7 +64,7 @@ class DerenderError(TokstreamError, ValueError):
     """
 
     status_code: int = 400
-    error_type: str = "BadRequestError"
+    error_type: str = _core.error_type(status_code)
 
     def __init__(self, message: str, param: str | None = None) -> None:
         super().__init__(message)
@@ -78,11 +80,11 @@ class NotFoundError(DerenderError):
     """404: the request names a model this derenderer does not serve, or an unknown path."""
 
     status_code = 404
-    error_type = "NotFoundError"
+    error_type = _core.error_type(status_code)
 
 
 class ParserError(DerenderError):
     """500: a user parser raised while derendering (the message names the exception)."""
 
     status_code = 500
-    error_type = "InternalServerError"
+    error_type = _core.error_type(status_code)

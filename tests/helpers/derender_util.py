@@ -20,11 +20,12 @@ from typing import Any
 
 from conftest import chunked, import_tokstream, load_detokenizer
 from tokenizers import Tokenizer
+from tokstream import _core
 
 from oracles.corpus import ADDED, END, START, build, samples
 
-CHAT = "/v1/chat/completions/derender"
-COMPLETION = "/v1/completions/derender"
+CHAT = _core.CHAT_PATH
+COMPLETION = _core.COMPLETION_PATH
 PATHS = (CHAT, COMPLETION)
 SERVED = "tokstream-test"
 #: The carried stream state must stay this small (compact JSON, UTF-8).
@@ -43,22 +44,11 @@ INTERNALS = (
     'File "',
     "Exception",
 )
-#: The state vLLM's derender writes, and the keys tokstream adds (which vLLM ignores).
-VLLM_STATE_KEYS = frozenset(
-    {
-        "prev_tokens",
-        "prefix_offset",
-        "read_offset",
-        "role_sent",
-        "logprob_context_token_ids",
-        "logprob_text_offset",
-        "output_token_ids",
-        "output_chunk_lens",
-        "tools_streamed",
-        "last_tool_call_ids",
-    }
-)
-STATE_KEYS = VLLM_STATE_KEYS | {"held_text", "generated_tokens", "stopped"}
+#: The state vLLM's derender writes, and every key tokstream's may carry (the core's lists).
+VLLM_STATE_KEYS = frozenset(_core.VLLM_STATE_KEYS)
+STATE_KEYS = frozenset(_core.STATE_KEYS)
+#: A plain stream's state: every key but the built-in parsers' ``parser``.
+PLAIN_STATE_KEYS = STATE_KEYS - {"parser"}
 _UNSET: Any = object()
 
 MULTILINGUAL = (
@@ -110,19 +100,25 @@ def ok(r: Any, path: str, body: dict[str, Any] | bytes) -> Any:
     return answer
 
 
+def error_message(body: Any, code: int, kind: str) -> str:
+    """Checks that ``body`` is the error object of ``code`` and ``kind`` (the OpenAI shape, every
+    field present) and that its message hides internals; returns the message."""
+    assert isinstance(body, dict) and list(body) == ["error"], body
+    error = body["error"]
+    assert set(error) == {"message", "type", "param", "code"}, error
+    assert (error["type"], error["code"]) == (kind, code), error
+    assert isinstance(error["message"], str) and error["message"], error
+    assert error["param"] is None or isinstance(error["param"], str), error
+    leaked = [word for word in INTERNALS if word in error["message"]]
+    assert not leaked, f"the message shows internals {leaked}: {error['message']!r}"
+    return str(error["message"])
+
+
 def assert_error(status: int, answer: Any, code: int) -> str:
     """Checks the error contract's shape for ``code`` (400 or 404); returns the message."""
     kind = {400: "BadRequestError", 404: "NotFoundError"}[code]
     assert status == code, f"expected {code}, got {status}: {answer}"
-    assert isinstance(answer, dict) and list(answer) == ["error"], answer
-    error = answer["error"]
-    assert set(error) == {"message", "type", "param", "code"}, error
-    assert error["type"] == kind and error["code"] == code, error
-    assert isinstance(error["message"], str) and error["message"], error
-    assert error["param"] is None or isinstance(error["param"], str), error
-    leaked = [word for word in INTERNALS if word in error["message"]]
-    assert not leaked, f"message shows internals {leaked}: {error['message']!r}"
-    return str(error["message"])
+    return error_message(answer, code, kind)
 
 
 def state_size(state: dict[str, Any]) -> int:
@@ -286,7 +282,7 @@ def run_stream_calls(
         answer = ok(r, path, body)
         assert set(answer) == {"chunk", "stream_state"}, answer
         state = answer["stream_state"]
-        assert set(state) == STATE_KEYS, sorted(state)
+        assert set(state) == PLAIN_STATE_KEYS, sorted(state)
         assert state["prefix_offset"] == 0, state
         assert state_size(state) < STATE_LIMIT, state
         answers.append(answer)

@@ -19,6 +19,7 @@ from conftest import import_tokstream, load_detokenizer
 
 from helpers.derender_util import (
     CHAT,
+    PLAIN_STATE_KEYS,
     STATE_KEYS,
     gen_choice,
     gen_chunk,
@@ -28,11 +29,10 @@ from helpers.derender_util import (
 )
 from helpers.parsers_oracle import SERVED, Message, chat_request, oracle, thinking_of
 
-MODES = ("resumable", "replay")
+MODES = import_tokstream()._core.PARSER_STATES
 #: The resumable stream state must stay under this many bytes (compact JSON), at any length.
 STATE_LIMIT = 2048
 TOOL_ID = re.compile(r"chatcmpl-tool-[0-9a-f]{32}")
-BASE_STATE_KEYS = STATE_KEYS
 MESSAGE_KEYS = frozenset(
     {"role", "content", "refusal", "annotations", "audio", "function_call", "tool_calls"}
     | {"reasoning"}
@@ -217,7 +217,7 @@ def stream(
         assert chosen["delta"]["role"] == role, (n, chosen["delta"])
         assert last or chosen["finish_reason"] is None, (n, chosen)
         state = answer["stream_state"]
-        assert BASE_STATE_KEYS <= set(state) <= BASE_STATE_KEYS | {"parser"}, sorted(state)
+        assert PLAIN_STATE_KEYS <= set(state) <= STATE_KEYS, sorted(state)
         sent += ids
         lens += [len(ids)] if ids else []
         if mode == "resumable":

@@ -50,6 +50,23 @@ mod _core {
     #[pymodule_export]
     const MAX_TOP_LOGPROBS: usize = crate::wire::MAX_TOP_LOGPROBS;
 
+    /// The stream state's keys vLLM writes, in the order the wire writes them.
+    const VLLM_STATE_KEYS: [&str; 10] = [
+        "prev_tokens",
+        "prefix_offset",
+        "read_offset",
+        "role_sent",
+        "logprob_context_token_ids",
+        "logprob_text_offset",
+        "output_token_ids",
+        "output_chunk_lens",
+        "tools_streamed",
+        "last_tool_call_ids",
+    ];
+    /// tokstream's own state keys, after vLLM's (vLLM ignores them); `parser` is written only
+    /// while a built-in parser runs.
+    const OWN_STATE_KEYS: [&str; 4] = ["held_text", "generated_tokens", "stopped", "parser"];
+
     /// The OpenAI error object of a status, as the derender endpoints answer it.
     ///
     /// Args:
@@ -65,6 +82,15 @@ mod _core {
         param: Option<&str>,
     ) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &crate::wire::error_body(status, message, param))
+    }
+
+    /// The OpenAI error type name of an HTTP status (``"BadRequestError"`` for 400).
+    ///
+    /// Args:
+    ///     status: The HTTP status.
+    #[pyfunction]
+    fn error_type(status: u16) -> &'static str {
+        crate::wire::error_type(status)
     }
 
     /// A built-in response template's JSON text, or ``None`` for a name that is not one.
@@ -91,6 +117,11 @@ mod _core {
         m.add(
             "PARSER_STATES",
             PyTuple::new(py, crate::wire::PARSER_STATES)?,
+        )?;
+        m.add("VLLM_STATE_KEYS", PyTuple::new(py, VLLM_STATE_KEYS)?)?;
+        m.add(
+            "STATE_KEYS",
+            PyTuple::new(py, [VLLM_STATE_KEYS.as_slice(), &OWN_STATE_KEYS].concat())?,
         )?;
         Ok(())
     }
