@@ -17,6 +17,7 @@ to uvicorn's httptools protocol.
 
 from __future__ import annotations
 
+from .derender import DEFAULT_PARSER_STATE
 from .server import App, ServerConfig, build_app
 
 __all__ = ["App", "ServerConfig", "build_app", "create_app"]
@@ -29,7 +30,7 @@ def create_app(
     max_model_len: int | None = None,
     reasoning_parser: str | None = None,
     tool_parser: str | None = None,
-    parser_state: str = "resumable",
+    parser_state: str = DEFAULT_PARSER_STATE,
 ) -> App:
     """The ASGI app serving ``tokenizer`` (a ``tokenizer.json`` or a model directory)."""
     from pathlib import Path

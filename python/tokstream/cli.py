@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import Detokenizer, __version__, _core
 from .config import ModelConfig, resolve
+from .derender import AUTO, DEFAULT_PARSER_STATE
 from .errors import TokstreamError
 
 DEFAULT_MODEL_NAME = "deepseek-r1"
@@ -295,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds requests in flight at SIGTERM have to finish, then they get 503 and the "
         "process exits (default: %(default)s)",
     )
-    templates = [*_core.TEMPLATES, "auto"]
+    templates = [*_core.TEMPLATES, AUTO]
     serve.add_argument(
         "--reasoning-parser",
         choices=[*_core.REASONING_PARSERS, *templates],
@@ -314,8 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve.add_argument(
         "--parser-state",
-        choices=["resumable", "replay"],
-        default="resumable",
+        choices=_core.PARSER_STATES,
+        default=DEFAULT_PARSER_STATE,
         help="streams carry the parsers' small state or vLLM's replay buffer "
         "(default: %(default)s)",
     )

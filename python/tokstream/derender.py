@@ -43,6 +43,9 @@ CHAT_PATH: str = _core.CHAT_PATH
 COMPLETION_PATH: str = _core.COMPLETION_PATH
 """The completions derender endpoint."""
 
+DEFAULT_PARSER_STATE: str = _core.PARSER_STATES[0]
+"""How streams carry the built-in parsers' state unless told: their small state."""
+
 AUTO = "auto"
 """The parser name that parses with a response template (the one given, or the checkpoint's)."""
 
@@ -130,7 +133,7 @@ class Derenderer:
         reasoning_parser: str | None = None,
         tool_parser: str | None = None,
         parser: ParserFactory | None = None,
-        parser_state: str = "resumable",
+        parser_state: str = DEFAULT_PARSER_STATE,
         response_template: str | Mapping[str, Any] | None = None,
     ) -> None:
         eos = default_eos_token_ids(detokenizer) if eos_token_ids is None else eos_token_ids

@@ -29,7 +29,7 @@ from types import FrameType
 from typing import Any
 
 from . import _core
-from .derender import CHAT_PATH, COMPLETION_PATH, Derenderer
+from .derender import CHAT_PATH, COMPLETION_PATH, DEFAULT_PARSER_STATE, Derenderer
 from .metrics import Metrics, Peers, render
 
 __all__ = [
@@ -113,7 +113,7 @@ class ServerConfig:
     offload_bytes: int = DEFAULT_OFFLOAD_BYTES
     reasoning_parser: str | None = None
     tool_parser: str | None = None
-    parser_state: str = "resumable"
+    parser_state: str = DEFAULT_PARSER_STATE
     response_template: str | None = None
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     body_timeout: float = DEFAULT_BODY_TIMEOUT
