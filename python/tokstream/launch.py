@@ -32,7 +32,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._core import Front
-from .server import CONFIG_ENV, DEFAULT_KEEP_ALIVE_TIMEOUT, App, ServerConfig
+from .server import (
+    CONFIG_ENV,
+    DEFAULT_KEEP_ALIVE_TIMEOUT,
+    EXIT_MARGIN,
+    App,
+    ServerConfig,
+    exit_now,
+)
 
 __all__ = [
     "BACKLOG",
@@ -242,10 +249,6 @@ def _forward_at_once(supervisor: Any) -> None:
         signal.signal(sig, handler)
 
 
-#: Exit this long after the grace period even if a large derender is still running.
-_EXIT_MARGIN = 0.5
-
-
 def front_for(
     app: App,
     config: ServerConfig,
@@ -302,18 +305,11 @@ def _run_front(app: App, config: ServerConfig, listen: Listen, sock: socket.sock
         signal.signal(sig, handler)
     # Python runs signal handlers between waits; the loop threads serve meanwhile.
     while not front.wait(0.05):
-        if signalled and time.monotonic() - signalled[0] > grace + _EXIT_MARGIN:
+        if signalled and time.monotonic() - signalled[0] > grace + EXIT_MARGIN:
             break
     if not front.wait(0) or front.busy:
         # A derender still runs on the pool after every request had its answer: leave
         # without waiting for it.
-        if front.busy:
-            print(
-                "tokstream serve: a derender still running after the grace period was abandoned",
-                file=sys.stderr,
-                flush=True,
-            )
-        sys.stdout.flush()
         _remove_socket_file(listen)
-        os._exit(0)
+        exit_now(abandoned=front.busy)
     return 0

@@ -78,7 +78,7 @@ DEFAULT_SHUTDOWN_GRACE = 10.0
 """Seconds requests in flight at SIGTERM have to finish; later they get 503."""
 
 #: Exit this long after the grace period even if a derender thread is still running.
-_EXIT_MARGIN = 0.5
+EXIT_MARGIN = 0.5
 
 _JSON = [(b"content-type", b"application/json")]
 _PLAIN = [(b"content-type", b"text/plain; charset=utf-8")]
@@ -132,7 +132,7 @@ class App:
         offload_bytes: Bodies at least this size are derendered on a worker thread.
         shutdown_grace: With a number, SIGTERM (or SIGINT) gives the requests in flight this
             many seconds: those still waiting for their body or their derender then get 503,
-            and the process exits within ``_EXIT_MARGIN`` after the grace period even if a
+            and the process exits within ``EXIT_MARGIN`` after the grace period even if a
             derender thread is still busy. None leaves shutdown to uvicorn.
         metrics_dir: With ``--workers``, the directory whose Unix sockets reach the other
             workers, so that ``/metrics`` adds up the whole server.
@@ -194,7 +194,7 @@ class App:
                     self._draining = True
                     # Answer 503 just before the grace period ends, so the answer is in it.
                     loop.call_later(max(grace - 0.25, grace / 2), self._cancel_inflight)
-                    timer = threading.Timer(grace + _EXIT_MARGIN, _exit_now)
+                    timer = threading.Timer(grace + EXIT_MARGIN, exit_now)
                     timer.daemon = True
                     timer.start()
                 if callable(previous):
@@ -355,14 +355,16 @@ def build_app(config: ServerConfig) -> App:
     )
 
 
-def _exit_now() -> None:
-    # The grace period is over and a derender thread still runs: the interpreter would wait for
-    # it at exit, so leave without waiting (every request has had its answer).
-    print(
-        "tokstream serve: a derender still running after the grace period was abandoned",
-        file=sys.stderr,
-        flush=True,
-    )
+def exit_now(abandoned: bool = True) -> None:
+    """Leaves the process at once, without waiting for threads (every request has had its
+    answer); with ``abandoned``, says that a derender thread still ran after the grace period
+    (the interpreter would wait for it at exit)."""
+    if abandoned:
+        print(
+            "tokstream serve: a derender still running after the grace period was abandoned",
+            file=sys.stderr,
+            flush=True,
+        )
     sys.stdout.flush()
     os._exit(0)
 
