@@ -32,7 +32,7 @@ QWEN, DEEPSEEK = "qwen3", "deepseek-r1"
 NAMES = (QWEN, DEEPSEEK)
 #: The reasoning parser each model ships with.
 VARIANT = {QWEN: "qwen3", DEEPSEEK: "deepseek_r1"}
-VARIANTS = ("qwen3", "deepseek_r1")
+VARIANTS = tuple(VARIANT.values())
 SERVED = "m"
 THINK, END_THINK, TOOL, END_TOOL = "<think>", "</think>", "<tool_call>", "</tool_call>"
 MARKERS = (THINK, END_THINK, TOOL, END_TOOL)
