@@ -3,7 +3,8 @@
 ``derender_chat`` / ``derender_completion`` / ``derender_chat_stream`` /
 ``derender_completion_stream`` are the library face of the same derender code as ``handle_json``
 (STYLE G0: two faces, one implementation), so their answers must equal the JSON face's, and their
-failures are ``BadRequestError`` / ``NotFoundError`` with the status, param and type.
+failures are ``BadRequestError`` / ``NotFoundError`` with the status, param and type. With a
+parser configured, they carry its state like ``handle_json``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from helpers.derender_util import (
     ok,
     whole_body,
 )
+from helpers.parsers_oracle import NAMES, VARIANT, cases, chat_request
+from helpers.parsers_util import MODES, Streamed, derenderer, message_result, stream
+from helpers.parsers_util import whole as parsed_whole
+from helpers.parsers_util import whole_body as parsed_whole_body
 from tokstream import protocol as P
 
 QWEN = "qwen3"
@@ -189,3 +194,41 @@ def test_typed_face_bad_request(path: str, what: str) -> None:
     with pytest.raises(errors().BadRequestError) as info:
         getattr(r, method)(model.model_validate(body))
     check_error(info.value, 400, "BadRequestError")
+
+
+# --- with a parser ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", NAMES)
+def test_typed_faces_carry_the_parser_state(name: str, mode: str) -> None:
+    """``derender_chat`` / ``derender_chat_stream`` answer what ``handle_json`` answers, the
+    state passed back as the typed ``DerenderStreamState`` (so it must keep the parser state)."""
+    r = derenderer(name, VARIANT[name], "hermes", mode)
+    case = cases(name)[3]
+    body = parsed_whole_body(case.prompt, case.gen, chat_request(), "stop")
+    typed = r.derender_chat(P.DerenderChatRequest.model_validate(body))
+    want = parsed_whole(r, case.prompt, case.gen, chat_request(), "stop")
+    (choice,) = json.loads(typed.model_dump_json())["choices"]
+    assert message_result(choice) == want
+    chunks = [case.gen[i : i + 3] for i in range(0, len(case.gen), 3)]
+    json_run = stream(r, case.prompt, chunks, chat_request(), "stop", mode=mode)
+    run = Streamed()
+    state = None
+    for n, ids in enumerate(chunks):
+        last = n == len(chunks) - 1
+        chunk = gen_chunk([gen_choice(ids, finish_reason="stop" if last else None)])
+        fields = {"chat_request": chat_request(), "stream_state": state}
+        if n == 0 or mode == "replay":
+            fields["prompt_token_ids"] = case.prompt
+        request = P.DerenderChatStreamRequest.model_validate(
+            {"stream": True, "generate_chunk": chunk} | fields
+        )
+        answer = r.derender_chat_stream(request)
+        state = answer.stream_state
+        wire = json.loads(answer.model_dump_json())
+        (chosen,) = wire["chunk"]["choices"]
+        run.deltas.append(chosen["delta"])
+        run.finishes.append(chosen["finish_reason"])
+    assert run.result() == json_run.result()
+    assert run.result().message == want.message
