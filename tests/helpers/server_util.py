@@ -7,6 +7,8 @@ keeps state a test did not ask for. Nothing here talks to anything but 127.0.0.1
 sockets the tests make.
 """
 
+# ruff: noqa: RUF001
+# (The full-width comma is CJK punctuation.)
 from __future__ import annotations
 
 import http.client
@@ -248,6 +250,17 @@ def assert_error(answer: Answer, code: int, kind: str) -> None:
     assert answer.status == code, (answer.status, answer.body[:500])
     assert answer.headers.get("content-type") == "application/json", answer.headers
     error_message(answer.json(), code, kind)
+
+
+def sample_ids(tok: Any) -> list[int]:
+    """Split characters (CJK, ZWJ emoji, flags, Devanagari), a special token and ``<think>``."""
+    added = sorted(tok.get_added_tokens_decoder().items())
+    special = next(token.content for _, token in added if token.special)
+    text = (
+        f"Hello 中文测试，日本語のテキスト。{special} 삥뽕빵 👨‍👩‍👧‍👦 🇯🇵 नमस्ते"
+        " <think>ok</think> done 🤖!"
+    )
+    return tok.encode(text, add_special_tokens=False).ids
 
 
 # --- generate shapes (the fields a derender needs; the rest default) -----------------------------
