@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, NonNegativeInt, TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 from tokenizers import Tokenizer
+from tokstream import _core
 from tokstream.protocol import (
     ChatCompletionLogProb,
     ChatCompletionLogProbs,
@@ -57,16 +58,16 @@ from tokstream.protocol import (
 
 from .vllm_reference import REPLACEMENT, State, VllmReference
 
-CHAT_PATH = "/v1/chat/completions/derender"
-COMPLETION_PATH = "/v1/completions/derender"
+CHAT_PATH = _core.CHAT_PATH
+COMPLETION_PATH = _core.COMPLETION_PATH
 ADAPTERS: dict[str, TypeAdapter[Any]] = {
     CHAT_PATH: TypeAdapter(DerenderChatRequestUnion),
     COMPLETION_PATH: TypeAdapter(DerenderCompletionRequestUnion),
 }
 MAX_ID = 2**32 - 1
-MAX_CHOICES = 256
-MAX_TOP_LOGPROBS = 20
-LOGPROB_CONTEXT = 4
+MAX_CHOICES = _core.MAX_CHOICES
+MAX_TOP_LOGPROBS = _core.MAX_TOP_LOGPROBS
+LOGPROB_CONTEXT = _core.LOGPROB_CONTEXT
 PLACEHOLDER = "token_id:"
 SPACE_MARK = "\u2581"
 
@@ -84,35 +85,6 @@ def bad(condition: bool, message: str, param: str | None = None) -> None:
     """Raises a 400 when ``condition`` holds."""
     if condition:
         raise HttpError(400, message, param)
-
-
-class StateExtensions(BaseModel):
-    """tokstream's stream-state fields that vLLM does not know, read from the raw body."""
-
-    model_config = ConfigDict(extra="ignore")
-    held_text: str = ""
-    generated_tokens: NonNegativeInt = 0
-    stopped: bool = False
-
-
-class AnsweredState(DerenderStreamState):
-    """The state answered: vLLM's fields, then tokstream's extension fields."""
-
-    held_text: str = ""
-    generated_tokens: int = 0
-    stopped: bool = False
-
-
-class ChatStreamAnswer(DerenderChatStreamResponse):
-    """The chat stream answer, its state with the extension fields."""
-
-    stream_state: AnsweredState
-
-
-class CompletionStreamAnswer(DerenderCompletionStreamResponse):
-    """The completion stream answer, its state with the extension fields."""
-
-    stream_state: AnsweredState
 
 
 @dataclass
@@ -213,7 +185,7 @@ class ReferenceDerenderer:
             return self._whole_chat(req)
         if isinstance(req, DerenderCompletionRequest):
             return self._whole_completion(req)
-        return self._stream(req, raw.get("stream_state"), chat=path == CHAT_PATH)
+        return self._stream(req, chat=path == CHAT_PATH)
 
     # --- text -------------------------------------------------------------------------------
 
@@ -315,7 +287,10 @@ class ReferenceDerenderer:
         out = []
         for pos, entry in enumerate(content):
             context = sampled[: len(carried) + pos][-LOGPROB_CONTEXT:]
-            bad(len(entry.top_logprobs) > MAX_TOP_LOGPROBS, "top_logprobs longer than 20")
+            bad(
+                len(entry.top_logprobs) > MAX_TOP_LOGPROBS,
+                f"top_logprobs longer than {MAX_TOP_LOGPROBS}",
+            )
             by_id = isinstance(logprobs, GenerateLogProbs)
             resolved = [
                 (
@@ -492,7 +467,7 @@ class ReferenceDerenderer:
 
     # --- streams ------------------------------------------------------------------------------
 
-    def _stream(self, req: Any, raw_state: Any, chat: bool) -> BaseModel:
+    def _stream(self, req: Any, chat: bool) -> BaseModel:
         creq = req.chat_request if chat else req.completion_request
         if chat:
             asked = creq is not None and bool(creq.logprobs)
@@ -503,12 +478,8 @@ class ReferenceDerenderer:
         gen = req.generate_chunk
         bad(len(gen.choices) > 1, "a stream chunk may carry at most one choice", "generate_chunk")
         bad(bool(p.stops), "stop strings are not supported when streaming", "stop")
-        try:
-            ext = StateExtensions.model_validate(raw_state or {})
-        except ValidationError:
-            raise HttpError(400, "invalid stream_state extension fields", "stream_state") from None
-        bad(ext.held_text != "", "held_text without stop strings", "stream_state")
         old = req.stream_state or DerenderStreamState()
+        bad(old.held_text != "", "held_text without stop strings", "stream_state")
         if chat:
             prior = len(old.output_token_ids)
             delta = sum(len(c.token_ids or ()) for c in gen.choices)
@@ -547,8 +518,7 @@ class ReferenceDerenderer:
             )
             if chat and p.return_token_ids:
                 chunk = chunk.model_copy(update={"prompt_token_ids": gen.prompt_token_ids})
-            state = AnsweredState(**{**old.model_dump(), **ext.model_dump()})
-            return self._wrap(chat, chunk, state)
+            return self._wrap(chat, chunk, old)
 
         c = gen.choices[0]
         ids = c.token_ids or []
@@ -600,7 +570,7 @@ class ReferenceDerenderer:
         elif choice.logprobs is not None:
             lps = choice.logprobs.tokens
         next_offset = old.logprob_text_offset + (sum(len(t) for t in lps) if lps else len(text))
-        state = AnsweredState(
+        state = DerenderStreamState(
             **{
                 **old.model_dump(),
                 "prev_tokens": list(window.tokens[window.prefix_offset :]),
@@ -609,15 +579,15 @@ class ReferenceDerenderer:
                 "role_sent": old.role_sent or chat,
                 "logprob_context_token_ids": [*carried, *ids][-LOGPROB_CONTEXT:],
                 "logprob_text_offset": next_offset,
-                "held_text": ext.held_text,
-                "generated_tokens": ext.generated_tokens + len(ids),
-                "stopped": ext.stopped,
+                "held_text": old.held_text,
+                "generated_tokens": old.generated_tokens + len(ids),
+                "stopped": old.stopped,
             }
         )
         return self._wrap(chat, chunk, state)
 
     @staticmethod
-    def _wrap(chat: bool, chunk: Any, state: AnsweredState) -> BaseModel:
+    def _wrap(chat: bool, chunk: Any, state: DerenderStreamState) -> BaseModel:
         if chat:
-            return ChatStreamAnswer(chunk=chunk, stream_state=state)
-        return CompletionStreamAnswer(chunk=chunk, stream_state=state)
+            return DerenderChatStreamResponse(chunk=chunk, stream_state=state)
+        return DerenderCompletionStreamResponse(chunk=chunk, stream_state=state)

@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from tokenizers import Tokenizer
 from tokstream.protocol import (
     ChatCompletionResponse,
@@ -43,6 +43,7 @@ from tokstream.protocol import (
     DeltaMessage,
     DeltaToolCall,
     DerenderChatRequest,
+    DerenderChatStreamResponse,
     DerenderStreamState,
     FunctionCall,
     ToolCall,
@@ -51,12 +52,8 @@ from tokstream.protocol import (
 
 from .derender_reference import (
     LOGPROB_CONTEXT,
-    AnsweredState,
-    ChatStreamAnswer,
-    HttpError,
     Params,
     ReferenceDerenderer,
-    StateExtensions,
     bad,
 )
 from .vllm_reference import State, VllmReference
@@ -426,19 +423,15 @@ class ReplayChatDerenderer(ReferenceDerenderer):
             choices.append(choice.model_copy(update={"message": message, "finish_reason": finish}))
         return answer.model_copy(update={"choices": choices})
 
-    def _stream(self, req: Any, raw_state: Any, chat: bool) -> BaseModel:
+    def _stream(self, req: Any, chat: bool) -> BaseModel:
         if not chat or not self.parsing:
-            return super()._stream(req, raw_state, chat)
+            return super()._stream(req, chat)
         p, creq, gen = self._params(req), req.chat_request, req.generate_chunk
         bad(len(gen.choices) > 1, "a stream chunk may carry at most one choice", "generate_chunk")
         bad(bool(p.stops), "stop strings are not supported when streaming", "stop")
         prompt = req.prompt_token_ids if req.prompt_token_ids is not None else gen.prompt_token_ids
         bad(prompt is None, "replay needs the full prompt_token_ids on every chunk")
         self._check_ids(prompt, "prompt_token_ids")
-        try:
-            ext = StateExtensions.model_validate(raw_state or {})
-        except ValidationError:
-            raise HttpError(400, "invalid stream_state extension fields", "stream_state") from None
         old = req.stream_state or DerenderStreamState()
         self._check_ids(old.output_token_ids, "stream_state")
         usage = None
@@ -456,8 +449,7 @@ class ReplayChatDerenderer(ReferenceDerenderer):
             chunk = ChatCompletionStreamResponse(
                 id=gen.request_id, model=model, choices=[], usage=usage
             )
-            state = AnsweredState(**{**old.model_dump(), **ext.model_dump()})
-            return ChatStreamAnswer(chunk=chunk, stream_state=state)
+            return DerenderChatStreamResponse(chunk=chunk, stream_state=old)
 
         c = gen.choices[0]
         ids = c.token_ids or []
@@ -515,7 +507,7 @@ class ReplayChatDerenderer(ReferenceDerenderer):
         chunk = ChatCompletionStreamResponse(
             id=gen.request_id, model=model, choices=[choice], usage=usage
         )
-        state = AnsweredState(
+        state = DerenderStreamState(
             **{
                 **old.model_dump(),
                 "prev_tokens": list(window.tokens[window.prefix_offset :]),
@@ -528,9 +520,9 @@ class ReplayChatDerenderer(ReferenceDerenderer):
                 "output_chunk_lens": [*old.output_chunk_lens, *([len(ids)] if ids else [])],
                 "tools_streamed": tools_streamed,
                 "last_tool_call_ids": call_ids,
-                "held_text": ext.held_text,
-                "generated_tokens": ext.generated_tokens + len(ids),
-                "stopped": ext.stopped,
+                "held_text": old.held_text,
+                "generated_tokens": old.generated_tokens + len(ids),
+                "stopped": old.stopped,
             }
         )
-        return ChatStreamAnswer(chunk=chunk, stream_state=state)
+        return DerenderChatStreamResponse(chunk=chunk, stream_state=state)
