@@ -4,13 +4,14 @@ The bodies are what vLLM's generate server emits (``GenerateResponse`` / ``Gener
 with every field, logprobs by id and in the older chat shape, a finish-only chunk, a usage-only
 chunk with ``choices: []``), posted as bytes through ``handle_json``. The expected answers are
 written out in full from the response shapes of the derender contract: every declared field is
-present, nulls included. Texts come from ``tokenizers``' decode (checked in each test).
+present, nulls included. Texts come from ``tokenizers``' decode (checked in each test). What the
+request decides beyond the shapes (seeding, id, model, path, usage) is in
+``test_derender_request.py``.
 """
 
 # ruff: noqa: RUF001
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -21,17 +22,14 @@ from helpers.derender_util import (
     COMPLETION,
     PATHS,
     SERVED,
-    assert_error,
+    answer_usage,
     gen_choice,
     gen_chunk,
     gen_response,
     load_derenderer,
     ok,
-    post,
     run_stream_calls,
     usage_only_chunk,
-    whole_body,
-    whole_text,
 )
 from helpers.real_tokenizers import load_tokenizer
 
@@ -48,16 +46,6 @@ def alt(token: str, logprob: float) -> dict[str, Any]:
 
 def entry(token: str, logprob: float, *top: tuple[str, float]) -> dict[str, Any]:
     return alt(token, logprob) | {"top_logprobs": [alt(t, lp) for t, lp in top]}
-
-
-def usage(prompt: int, completion: int) -> dict[str, Any]:
-    return {
-        "prompt_tokens": prompt,
-        "total_tokens": prompt + completion,
-        "completion_tokens": completion,
-        "prompt_tokens_details": None,
-        "completion_tokens_details": None,
-    }
 
 
 def message(content: str) -> dict[str, Any]:
@@ -148,7 +136,7 @@ def test_whole_chat_with_logprobs_by_id() -> None:
             ],
             "service_tier": None,
             "system_fingerprint": None,
-            "usage": usage(9, 8),
+            "usage": answer_usage(9, 8),
             "prompt_logprobs": None,
             "prompt_token_ids": PROMPT,
             "kv_transfer_params": None,
@@ -216,7 +204,7 @@ def test_whole_chat_two_choices_chat_shape_logprobs_and_prompt_logprobs() -> Non
             ],
             "service_tier": None,
             "system_fingerprint": None,
-            "usage": usage(0, 4),
+            "usage": answer_usage(0, 4),
             "prompt_logprobs": [
                 None,
                 {"872": {"logprob": -7.25, "rank": 12, "decoded_token": "user"}},
@@ -287,7 +275,7 @@ def test_whole_completion_several_responses() -> None:
         ],
         "service_tier": None,
         "system_fingerprint": None,
-        "usage": usage(7, 7),
+        "usage": answer_usage(7, 7),
         "kv_transfer_params": None,
         "ec_transfer_params": None,
         "metrics": None,
@@ -374,7 +362,7 @@ def test_chat_stream_sequence() -> None:
         },
         {"chunk": chat_chunk([chat_choice(" 👋.")]), "stream_state": state(["."], 1, 18, 8)},
         {"chunk": chat_chunk([chat_choice("", finish="length")]), "stream_state": end},
-        {"chunk": chat_chunk([], usage_=usage(3, 8)), "stream_state": end},
+        {"chunk": chat_chunk([], usage_=answer_usage(3, 8)), "stream_state": end},
     ]
     assert run.answers[4]["stream_state"] == run.answers[3]["stream_state"]
     tok = load_tokenizer(QWEN)
@@ -426,7 +414,7 @@ def test_completion_stream_sequence() -> None:
     got = [created_now(a["chunk"], before) for a in run.answers]
     assert got == [
         chunk("Hello world!", [HELLO, WORLD, BANG], None, None),
-        chunk(" 中文", [ZHONG, WEN], "stop", usage(5, 5)),
+        chunk(" 中文", [ZHONG, WEN], "stop", answer_usage(5, 5)),
     ]
     assert run.answers[0]["stream_state"]["role_sent"] is False
     assert run.state is not None and run.state["logprob_text_offset"] == 15
@@ -439,7 +427,7 @@ def test_stream_usage_prompt_tokens_from_the_request_when_given() -> None:
     )
     for path in PATHS:
         run = run_stream_calls(load_derenderer(QWEN), path, [chunk], prompt_tokens=40)
-        assert run.answers[0]["chunk"]["usage"] == usage(40, 1)
+        assert run.answers[0]["chunk"]["usage"] == answer_usage(40, 1)
 
 
 def test_n2_stream_one_state_per_choice_index() -> None:
@@ -481,131 +469,13 @@ def test_stream_prompt_is_read_on_the_first_chunk_only() -> None:
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_seeding_prefers_the_request_then_the_generate_response(path: str) -> None:
-    """Top-level ``prompt_token_ids``, else the generate response's, else none (REFERENCE 5)."""
-    r = load_derenderer("mistral-7b-v0.1")
-    tok = load_tokenizer("mistral-7b-v0.1")
-    there, hello, b4, b8, bd = 736, 22557, 231, 187, 176
-
-    def text(gen: list[int], top: list[int] | None, own: list[int] | None) -> str:
-        response = gen_response([gen_choice(gen, finish_reason="length")], prompt_token_ids=own)
-        (choice,) = ok(r, path, whole_body(path, response, prompt_token_ids=top))["choices"]
-        return whole_text(path, choice)
-
-    assert text([there], None, None) == c1_target(tok, None, [there], True) == "there"
-    assert text([there], [hello], None) == c1_target(tok, [hello], [there], True) == " there"
-    assert text([there], None, [hello]) == " there"
-    gen = [bd, there]
-    assert text(gen, None, [b4, b8]) == c1_target(tok, [b4, b8], gen, True) == "中 there"
-    assert text(gen, [hello], [b4, b8]) == c1_target(tok, [hello], gen, True) == "\ufffd there"
-
-
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("skip", [None, True, False, "absent"])
-def test_skip_special_tokens_defaults_to_true(path: str, skip: Any) -> None:
-    tok = load_tokenizer(QWEN)
-    think, unthink = 151667, 151668
-    gen = [IM_START, HELLO, think, WORLD, unthink, BANG, IM_END]
-    options = None if skip == "absent" else {"skip_special_tokens": skip}
-    response = gen_response([gen_choice(gen, finish_reason="length")])
-    body = whole_body(path, response) | ({} if options is None else _options(path, options))
-    (choice,) = ok(load_derenderer(QWEN), path, body)["choices"]
-    want = tok.decode(gen, skip_special_tokens=skip is not False)
-    assert whole_text(path, choice) == want
-    assert ("<think>" in want) and (("<|im_start|>" in want) == (skip is False))
-
-
-def _options(path: str, options: dict[str, Any]) -> dict[str, Any]:
-    return {"chat_request" if path == CHAT else "completion_request": options}
-
-
-@pytest.mark.parametrize("path", PATHS)
-def test_id_model_and_unknown_model(path: str) -> None:
-    """``model``: the request's (if it is the served one) or the served name; else 404."""
-    r = load_derenderer(QWEN)
-    response = gen_response([gen_choice([HELLO])], request_id="req-42")
-    stream = {"stream": True, "generate_chunk": gen_chunk([gen_choice([HELLO])], request_id="s-9")}
-    for body, want_id in ((whole_body(path, response), "req-42"), (stream, "s-9")):
-        for model in (None, SERVED):
-            answer = ok(r, path, body | {"model": model})
-            answer = answer.get("chunk", answer)
-            assert (answer["id"], answer["model"]) == (want_id, SERVED)
-        status, answer = post(r, path, body | {"model": "other-model"})
-        message = assert_error(status, answer, 404)
-        assert message == "The model `other-model` does not exist."
-        assert answer["error"]["param"] is None
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/v1/chat/completions",
-        "/v1/completions",
-        "/v1/chat/completions/derender/",
-        "/v1/derender",
-        "",
-        "/",
-        "/V1/COMPLETIONS/DERENDER",
-    ],
-)
-def test_unknown_path_is_404(path: str) -> None:
-    body = json.dumps({"generate_response": gen_response([gen_choice([HELLO])])}).encode()
-    status, answer = post(load_derenderer(QWEN), path, body)
-    assert_error(status, answer, 404)
-    assert answer["error"]["param"] is None
-
-
-@pytest.mark.parametrize("path", PATHS)
-def test_return_token_ids_and_reasons_pass_through(path: str) -> None:
-    """``token_ids`` only when asked; ``finish_reason``/``stop_reason`` as the engine sent them."""
-    r = load_derenderer(QWEN)
-    cases = [("length", None), ("abort", None), ("stop", "\n\n"), ("stop", 42), (None, None)]
-    for finish, stop in cases:
-        choice = gen_choice([HELLO, WORLD], finish_reason=finish, stop_reason=stop)
-        for flag in (None, False, True):
-            options = {} if flag is None else {"return_token_ids": flag}
-            body = whole_body(
-                path, gen_response([choice], prompt_token_ids=PROMPT), options=options
-            )
-            answer = ok(r, path, body)
-            (got,) = answer["choices"]
-            assert (got["finish_reason"], got["stop_reason"]) == (finish, stop)
-            assert got["token_ids"] == ([HELLO, WORLD] if flag else None)
-            if path == CHAT:
-                assert answer["prompt_token_ids"] == (PROMPT if flag else None)
-            stream = {"stream": True, "generate_chunk": gen_chunk([choice])} | _options(
-                path, options
-            )
-            (got,) = ok(r, path, stream)["chunk"]["choices"]
-            assert (got["finish_reason"], got["stop_reason"]) == (finish, stop)
-            assert got["token_ids"] == ([HELLO, WORLD] if flag else None)
-
-
-@pytest.mark.parametrize("path", PATHS)
-def test_whole_usage_counts_every_generated_id(path: str) -> None:
-    """``prompt_tokens`` from the request or 0; completion tokens before stop-token removal."""
-    r = load_derenderer(QWEN)
-    response = gen_response(
-        [
-            gen_choice([HELLO, IM_END], index=0, finish_reason="stop"),
-            gen_choice([WORLD, BANG, DOT], index=1, finish_reason="length"),
-        ],
-        usage={"prompt_tokens": 99, "total_tokens": 104, "completion_tokens": 5},
-    )
-    for prompt_tokens, want in ((None, 0), (12, 12)):
-        answer = ok(r, path, whole_body(path, response, prompt_tokens=prompt_tokens))
-        assert answer["usage"] == usage(want, 5)
-        assert [whole_text(path, c) for c in answer["choices"]] == ["Hello", " world!."]
-
-
-@pytest.mark.parametrize("path", PATHS)
 def test_usage_only_chunk_leaves_the_state_as_it_was(path: str) -> None:
     r = load_derenderer(QWEN)
     first = run_stream_calls(r, path, [gen_chunk([gen_choice([HELLO, WAVE_A])])])
     later = run_stream_calls(r, path, [usage_only_chunk("gen-1", 2, 2)], state=first.state)
     assert later.state == first.state
     assert later.answers[0]["chunk"]["choices"] == []
-    assert later.answers[0]["chunk"]["usage"] == usage(2, 2)
+    assert later.answers[0]["chunk"]["usage"] == answer_usage(2, 2)
 
 
 def test_stream_usage_details_pass_through() -> None:

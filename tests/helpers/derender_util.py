@@ -208,6 +208,17 @@ def gen_response(
     }
 
 
+def answer_usage(prompt: int, completion: int) -> dict[str, Any]:
+    """An answer's ``usage``, as vLLM writes it (details null)."""
+    return {
+        "prompt_tokens": prompt,
+        "total_tokens": prompt + completion,
+        "completion_tokens": completion,
+        "prompt_tokens_details": None,
+        "completion_tokens_details": None,
+    }
+
+
 def options_field(path: str, options: dict[str, Any] | None) -> dict[str, Any]:
     """The original request under its field name for ``path``."""
     if options is None:
