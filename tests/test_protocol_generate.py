@@ -1,5 +1,5 @@
-"""Protocol models, generate side: SamplingParams, multimodal features, GenerateRequest, and
-generate responses and stream chunks in the exact JSON vLLM's generate server emits.
+"""Protocol models, generate side: generate responses and stream chunks in the exact JSON vLLM's
+generate server emits, and the logprob sentinel (the request side is ``test_protocol_request.py``).
 
 The fixtures are hand-written in vLLM's shapes: whole responses with logprobs by id (current
 servers) and in the chat shape with ``"token_id:N"`` placeholders (older servers), a usage-only
