@@ -110,17 +110,7 @@ def bind(host: str, port: int) -> socket.socket:
     except (socket.gaierror, UnicodeError) as e:
         raise BindError(f"cannot listen on {host}:{port}: not a valid host ({e})") from None
     family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(BACKLOG)
-    except OSError as e:
-        sock.close()
-        reason = e.strerror or str(e)
-        raise BindError(f"cannot listen on {host}:{port}: {reason.lower()}") from None
-    sock.set_inheritable(True)
-    return sock
+    return _listening(socket.socket(family, kind, proto), address, f"{host}:{port}", reuse=True)
 
 
 def bind_unix(path: str) -> socket.socket:
@@ -133,7 +123,7 @@ def bind_unix(path: str) -> socket.socket:
     except FileNotFoundError:
         pass
     except OSError as e:
-        raise BindError(f"cannot listen on {path}: {(e.strerror or str(e)).lower()}") from None
+        raise BindError(f"cannot listen on {path}: {_reason(e)}") from None
     else:
         if not stat.S_ISSOCK(mode):
             raise BindError(f"cannot listen on {path}: the file exists and is not a socket")
@@ -144,16 +134,26 @@ def bind_unix(path: str) -> socket.socket:
                 os.unlink(path)  # nothing answers there: a socket left behind
             else:
                 raise BindError(f"cannot listen on {path}: address already in use")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    return _listening(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), path, path, reuse=False)
+
+
+def _listening(sock: socket.socket, address: Any, where: str, *, reuse: bool) -> socket.socket:
+    """``sock`` bound to ``address``, listening and inheritable (the workers share it); closed,
+    and ``BindError`` naming ``where``, when it cannot be."""
     try:
-        sock.bind(path)
+        if reuse:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
         sock.listen(BACKLOG)
     except OSError as e:
         sock.close()
-        reason = e.strerror or str(e)
-        raise BindError(f"cannot listen on {path}: {reason.lower()}") from None
+        raise BindError(f"cannot listen on {where}: {_reason(e)}") from None
     sock.set_inheritable(True)
     return sock
+
+
+def _reason(e: OSError) -> str:
+    return (e.strerror or str(e)).lower()
 
 
 def run(app: App, config: ServerConfig, listen: Listen, banner: Callable[[str], str]) -> int:
