@@ -9,7 +9,6 @@ the state carried between calls, which must equal the whole response.
 
 from __future__ import annotations
 
-import functools
 import json
 import random
 from typing import Any
@@ -17,8 +16,18 @@ from typing import Any
 import pytest
 from conftest import load_detokenizer
 from helpers.parsers_oracle import SERVED, chat_request
-from helpers.parsers_util import Result, derenderer_class, expected_finish, stream, whole
-from helpers.templates_util import FAMILIES, MESSAGES, Case, case, oracle, template_json
+from helpers.parsers_util import derenderer_class, expected_finish, stream, whole
+from helpers.templates_util import (
+    FAMILIES,
+    MESSAGES,
+    REQUEST,
+    Case,
+    case,
+    derenderer,
+    oracle,
+    parsed,
+    template_json,
+)
 
 CASES = [
     (family, message)
@@ -26,24 +35,6 @@ CASES = [
     for message in MESSAGES
     if case(family, message) is not None
 ]
-REQUEST = chat_request()
-
-
-@functools.cache
-def derenderer(family: str, mode: str = "resumable") -> Any:
-    fam = FAMILIES[family]
-    return derenderer_class()(
-        load_detokenizer(fam.tokenizer),
-        served_model_name=SERVED,
-        reasoning_parser=fam.template,
-        tool_parser=fam.template,
-        parser_state=mode,
-    )
-
-
-def parsed(result: Result) -> tuple[str, str, list[tuple[str, Any]]]:
-    m = result.message
-    return m.content, m.reasoning, [(name, json.loads(args)) for name, args in m.calls]
 
 
 def chunks(ids: list[int], shape: str) -> list[list[int]]:

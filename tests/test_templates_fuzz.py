@@ -10,10 +10,9 @@ from typing import Any
 
 from helpers.parsers_util import stream, whole
 from helpers.real_tokenizers import load_tokenizer
-from helpers.templates_util import encode, oracle, template_json
+from helpers.templates_util import REQUEST, derenderer, encode, oracle, parsed, template_json
 from hypothesis import given
 from hypothesis import strategies as st
-from test_templates import REQUEST, derenderer, parsed
 
 # No character that begins a marker of these families, so text never opens a region by chance.
 TEXT = st.text(

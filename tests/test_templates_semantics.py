@@ -15,8 +15,7 @@ from conftest import load_detokenizer
 from helpers.parsers_oracle import SERVED, chat_request
 from helpers.parsers_util import derenderer_class, stream, whole
 from helpers.real_tokenizers import load_tokenizer
-from helpers.templates_util import encode, oracle
-from test_templates import parsed
+from helpers.templates_util import encode, oracle, parsed
 
 A = "<|im_start|>assistant\n"
 CALL = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}

@@ -1,4 +1,5 @@
-"""Generations for the response-template tests, and transformers' ``parse_response`` as oracle.
+"""Generations for the response-template tests, transformers' ``parse_response`` as oracle, and
+the derenderers that parse with each family's template.
 
 Each family's assistant messages (plain, reasoning and content, one call, parallel calls, nested
 and unicode arguments) are rendered the way the model emits them: through the family's own chat
@@ -18,11 +19,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conftest import import_tokstream
+from conftest import import_tokstream, load_detokenizer
 from jinja2 import TemplateError
 from tokenizers import Tokenizer
 
 from fixtures import model_dir
+from helpers.parsers_oracle import SERVED, chat_request
+from helpers.parsers_util import Result, derenderer_class
 from helpers.real_tokenizers import load_tokenizer
 
 USER = [{"role": "user", "content": "Weather in Paris and 東京? 🌦️"}]
@@ -300,3 +303,28 @@ def oracle(template: str, text: str, prefix: str) -> tuple[str, str, list[tuple[
     names = ("reasoning_content", "reasoning", "thinking")
     reasoning = next((parsed[n] for n in names if n in parsed), "")
     return parsed.get("content", "") or "", reasoning or "", calls
+
+
+# --- derenderers over the templates ----------------------------------------------------------
+
+#: The chat request of the template tests.
+REQUEST = chat_request()
+
+
+@functools.cache
+def derenderer(family: str, mode: str = "resumable") -> Any:
+    """A derenderer parsing with ``family``'s built-in response template, built once."""
+    fam = FAMILIES[family]
+    return derenderer_class()(
+        load_detokenizer(fam.tokenizer),
+        served_model_name=SERVED,
+        reasoning_parser=fam.template,
+        tool_parser=fam.template,
+        parser_state=mode,
+    )
+
+
+def parsed(result: Result) -> tuple[str, str, list[tuple[str, Any]]]:
+    """A parsed message as ``oracle`` gives it: content, reasoning, calls with decoded arguments."""
+    m = result.message
+    return m.content, m.reasoning, [(name, json.loads(args)) for name, args in m.calls]
