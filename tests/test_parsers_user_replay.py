@@ -71,6 +71,7 @@ def test_a_user_parser_is_registered_and_replayed(parser_state: str | None) -> N
     r = derenderer_class()(
         load_detokenizer(QWEN), served_model_name=SERVED, parser=factory, **extra
     )
+    assert r.parser_state == "replay"  # a user parser's state cannot travel, whatever was asked
     tok = load_tokenizer(QWEN)
     case = cases(QWEN)[1]
     text = c1_target(tok, case.prompt, case.gen, False)
