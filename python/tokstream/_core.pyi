@@ -9,6 +9,15 @@ from typing_extensions import Buffer
 __all__ = [
     "CHAT_PATH",
     "COMPLETION_PATH",
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_KEEP_ALIVE_TIMEOUT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_HEADER_BYTES",
+    "DEFAULT_OFFLOAD_BYTES",
+    "LINGER",
+    "LINGER_BYTES",
     "LOGPROB_CONTEXT",
     "LOGPROB_FLOOR",
     "MAX_CHOICES",
@@ -39,6 +48,15 @@ LOGPROB_CONTEXT: int
 LOGPROB_FLOOR: float
 MAX_CHOICES: int
 MAX_TOP_LOGPROBS: int
+DEFAULT_HEADER_TIMEOUT: float
+DEFAULT_BODY_TIMEOUT: float
+DEFAULT_KEEP_ALIVE_TIMEOUT: float
+DEFAULT_MAX_HEADER_BYTES: int
+DEFAULT_MAX_BODY_BYTES: int
+DEFAULT_MAX_CONNECTIONS: int
+DEFAULT_OFFLOAD_BYTES: int
+LINGER: float
+LINGER_BYTES: int
 REASONING_PARSERS: tuple[str, ...]
 TOOL_PARSERS: tuple[str, ...]
 TEMPLATES: tuple[str, ...]
@@ -225,13 +243,13 @@ class Front:
         *,
         unix: bool = False,
         threads: int = 1,
-        header_timeout: float = 10.0,
-        body_timeout: float = 30.0,
-        keep_alive_timeout: float = 5.0,
-        max_header_bytes: int = 65536,
-        max_body_bytes: int = 33554432,
-        max_connections: int = 2048,
-        offload_bytes: int = 65536,
+        header_timeout: float = ...,
+        body_timeout: float = ...,
+        keep_alive_timeout: float = ...,
+        max_header_bytes: int = ...,
+        max_body_bytes: int = ...,
+        max_connections: int = ...,
+        offload_bytes: int = ...,
         latency_bounds: Sequence[float] = ...,
         bytes_bounds: Sequence[float] = ...,
     ) -> Front: ...

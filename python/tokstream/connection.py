@@ -29,6 +29,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from . import _core
 from .server import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_HEADER_TIMEOUT,
@@ -39,9 +40,10 @@ from .server import (
 
 __all__ = ["LINGER", "LINGER_BYTES", "LimitedHttpProtocol", "Limits"]
 
-#: How long, and how many bytes, a refused connection is drained for before it is closed.
-LINGER = 2.0
-LINGER_BYTES = 256 * 1024
+#: How long, and how many bytes, a refused connection is drained for before it is closed (the
+#: Rust front's, ``crate::limits``).
+LINGER: float = _core.LINGER
+LINGER_BYTES: int = _core.LINGER_BYTES
 
 _REASONS = {
     400: "Bad Request",

@@ -52,26 +52,26 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+DEFAULT_MAX_BODY_BYTES: int = _core.DEFAULT_MAX_BODY_BYTES
 """Largest request body accepted (413 above it): an 8,000-token whole response with 20
 alternatives per logprob position is about 10 MB."""
 
-DEFAULT_OFFLOAD_BYTES = 64 * 1024
+DEFAULT_OFFLOAD_BYTES: int = _core.DEFAULT_OFFLOAD_BYTES
 """Bodies at least this large are derendered on a worker thread, off the event loop."""
 
-DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_HEADER_TIMEOUT: float = _core.DEFAULT_HEADER_TIMEOUT
 """Seconds a connection has to send its request line and headers (then 408, or closed)."""
 
-DEFAULT_BODY_TIMEOUT = 30.0
+DEFAULT_BODY_TIMEOUT: float = _core.DEFAULT_BODY_TIMEOUT
 """Seconds a request's body may stop arriving before the request gets 408."""
 
-DEFAULT_MAX_HEADER_BYTES = 64 * 1024
+DEFAULT_MAX_HEADER_BYTES: int = _core.DEFAULT_MAX_HEADER_BYTES
 """Largest request line and headers, in all (431 above it, without buffering them)."""
 
-DEFAULT_MAX_CONNECTIONS = 2048
+DEFAULT_MAX_CONNECTIONS: int = _core.DEFAULT_MAX_CONNECTIONS
 """Open connections a worker process serves; one more is answered 503."""
 
-DEFAULT_KEEP_ALIVE_TIMEOUT = 5.0
+DEFAULT_KEEP_ALIVE_TIMEOUT: float = _core.DEFAULT_KEEP_ALIVE_TIMEOUT
 """Seconds an idle keep-alive connection stays open after its last response."""
 
 DEFAULT_SHUTDOWN_GRACE = 10.0

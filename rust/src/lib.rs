@@ -25,6 +25,7 @@ mod detokenizer;
 mod engine;
 mod error;
 mod holdback;
+pub mod limits;
 mod logprobs;
 mod parse;
 mod stop;

@@ -28,15 +28,13 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::limits;
 use crate::wire::{Derenderer, Reply};
 
 pub use metrics::Bounds;
 pub use sock::Listener;
 
-/// How long, and how many bytes, a refused connection is drained for before it is closed.
-pub const LINGER: Duration = Duration::from_secs(2);
-/// See [`LINGER`].
-pub const LINGER_BYTES: usize = 256 * 1024;
+pub use crate::limits::{LINGER, LINGER_BYTES};
 /// Most threads that derender large bodies (one a core, so the loop threads keep theirs).
 const POOL_THREADS: usize = 4;
 
@@ -61,13 +59,13 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             threads: 1,
-            header_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(30),
-            keep_alive_timeout: Duration::from_secs(5),
-            max_header_bytes: 64 * 1024,
-            max_body_bytes: 32 * 1024 * 1024,
-            max_connections: 2048,
-            offload_bytes: 64 * 1024,
+            header_timeout: limits::HEADER_TIMEOUT,
+            body_timeout: limits::BODY_TIMEOUT,
+            keep_alive_timeout: limits::KEEP_ALIVE_TIMEOUT,
+            max_header_bytes: limits::MAX_HEADER_BYTES,
+            max_body_bytes: limits::MAX_BODY_BYTES,
+            max_connections: limits::MAX_CONNECTIONS,
+            offload_bytes: limits::OFFLOAD_BYTES,
             bounds: Bounds::default(),
         }
     }

@@ -11,6 +11,7 @@ use pyo3::types::PyBytes;
 
 use super::derender::PyDerenderer;
 use crate::front::{Bounds, Front, Listener, Options, Render, Runner};
+use crate::limits;
 
 /// The front serving a `Derenderer` on a listening socket (see `tokstream.launch`).
 #[pyclass(frozen, module = "tokstream._core", name = "Front")]
@@ -27,9 +28,12 @@ fn seconds(name: &str, value: f64) -> PyResult<Duration> {
 impl PyFront {
     #[new]
     #[pyo3(signature = (
-        derenderer, fd, models, render, *, unix = false, threads = 1, header_timeout = 10.0,
-        body_timeout = 30.0, keep_alive_timeout = 5.0, max_header_bytes = 65536,
-        max_body_bytes = 33554432, max_connections = 2048, offload_bytes = 65536,
+        derenderer, fd, models, render, *, unix = false, threads = 1,
+        header_timeout = limits::HEADER_TIMEOUT.as_secs_f64(),
+        body_timeout = limits::BODY_TIMEOUT.as_secs_f64(),
+        keep_alive_timeout = limits::KEEP_ALIVE_TIMEOUT.as_secs_f64(),
+        max_header_bytes = limits::MAX_HEADER_BYTES, max_body_bytes = limits::MAX_BODY_BYTES,
+        max_connections = limits::MAX_CONNECTIONS, offload_bytes = limits::OFFLOAD_BYTES,
         latency_bounds = Vec::new(), bytes_bounds = Vec::new(),
     ))]
     #[allow(clippy::too_many_arguments)]

@@ -50,6 +50,26 @@ mod _core {
     #[pymodule_export]
     const MAX_TOP_LOGPROBS: usize = crate::wire::MAX_TOP_LOGPROBS;
 
+    // The HTTP server's defaults (`crate::limits`), for both fronts.
+    #[pymodule_export]
+    const DEFAULT_HEADER_TIMEOUT: f64 = crate::limits::HEADER_TIMEOUT.as_secs_f64();
+    #[pymodule_export]
+    const DEFAULT_BODY_TIMEOUT: f64 = crate::limits::BODY_TIMEOUT.as_secs_f64();
+    #[pymodule_export]
+    const DEFAULT_KEEP_ALIVE_TIMEOUT: f64 = crate::limits::KEEP_ALIVE_TIMEOUT.as_secs_f64();
+    #[pymodule_export]
+    const DEFAULT_MAX_HEADER_BYTES: usize = crate::limits::MAX_HEADER_BYTES;
+    #[pymodule_export]
+    const DEFAULT_MAX_BODY_BYTES: usize = crate::limits::MAX_BODY_BYTES;
+    #[pymodule_export]
+    const DEFAULT_MAX_CONNECTIONS: usize = crate::limits::MAX_CONNECTIONS;
+    #[pymodule_export]
+    const DEFAULT_OFFLOAD_BYTES: usize = crate::limits::OFFLOAD_BYTES;
+    #[pymodule_export]
+    const LINGER: f64 = crate::limits::LINGER.as_secs_f64();
+    #[pymodule_export]
+    const LINGER_BYTES: usize = crate::limits::LINGER_BYTES;
+
     /// The stream state's keys vLLM writes, in the order the wire writes them.
     const VLLM_STATE_KEYS: [&str; 10] = [
         "prev_tokens",
