@@ -32,14 +32,15 @@ from typing import Any
 
 import pytest
 from support import generation_ids, load_tokenizer, tokenizer_path
+from tokstream import _core
 from tokstream.protocol import GenerateResponse, GenerateStreamResponse
 
 from oracles.derender_reference import ReferenceDerenderer
 
 NAME = "qwen3"
 MODEL = "Qwen/Qwen3-8B"
-CHAT = "/v1/chat/completions/derender"
-COMPLETION = "/v1/completions/derender"
+CHAT = _core.CHAT_PATH
+COMPLETION = _core.COMPLETION_PATH
 IMPLS = ("tokstream", "reference")
 REQUEST_ID = "gen-0c5f6a0d6f1e4b49a5f4"
 EOS = "<|im_end|>"

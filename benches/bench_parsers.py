@@ -44,13 +44,14 @@ from typing import Any
 import pytest
 from generation import GENERATION
 from support import load_tokenizer, tokenizer_path
+from tokstream import _core
 from tokstream.protocol import GenerateStreamResponse
 
 from oracles.parser_reference import ReplayChatDerenderer
 
 NAME = "qwen3"
 MODEL = "Qwen/Qwen3-8B"
-CHAT = "/v1/chat/completions/derender"
+CHAT = _core.CHAT_PATH
 REQUEST_ID = "gen-7f3c2a91b04e4d5c8e6a"
 EOS = "<|im_end|>"
 LENGTHS = (64, 512, 4096, 8192)

@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 from support import tokenizer_path
+from tokstream import _core
 
 NAME = "qwen3"
-CHAT = "/v1/chat/completions/derender"
+CHAT = _core.CHAT_PATH
 A = 64  # "a"
 #: (stop strings, chars each, generated ids): 128 KiB to 1 MiB of body.
 SIZES = {

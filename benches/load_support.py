@@ -30,11 +30,12 @@ for _dir in (HERE, ROOT):
         sys.path.append(str(_dir))
 
 from generation import GENERATION  # noqa: E402
+from tokstream import _core  # noqa: E402
 
 from oracles.corpus import SAMPLES, Marker, build, marker_ids  # noqa: E402
 
-CHAT = "/v1/chat/completions/derender"
-COMPLETION = "/v1/completions/derender"
+CHAT = _core.CHAT_PATH
+COMPLETION = _core.COMPLETION_PATH
 MODEL = "loadtest-model"
 QUESTIONS = (
     "Explain incremental detokenization, with a Python example and a note on Unicode.",
