@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 import tokstream
+from helpers.raw_http import assert_json_error, parse, read_all
 from helpers.real_tokenizers import load_tokenizer, tokenizer_path
 from helpers.server_util import (
     CHAT,
@@ -40,7 +41,6 @@ from helpers.server_util import (
     whole_body,
     whole_text,
 )
-from test_server_limits import assert_json_error, parse, read_all
 from tokstream.cli import main
 
 GRACE = 2.0

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.raw_http import assert_json_error, parse, raw_connect, read_all
 from helpers.real_tokenizers import load_tokenizer, tokenizer_path
-from helpers.server_util import COMPLETION, FRONTS, HOST, INTERNALS, Server, request, whole_body
+from helpers.server_util import COMPLETION, FRONTS, Server, request, whole_body
 
 #: Short timeouts so the tests take seconds; the margins below are generous on 2 shared cores.
 HEADER_TIMEOUT = 1.0
@@ -64,54 +65,8 @@ def server(
 
 
 def connect(address: int | str, timeout: float = HEADER_TIMEOUT + MARGIN) -> socket.socket:
-    """A raw connection to a TCP port on 127.0.0.1 or to a Unix socket's path."""
-    if isinstance(address, str):
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(timeout)
-        try:
-            sock.connect(address)
-        except OSError:
-            sock.close()
-            raise
-        return sock
-    sock = socket.create_connection((HOST, address), timeout=timeout)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
-
-
-def read_all(sock: socket.socket) -> bytes:
-    """Everything until the server closes (the socket's timeout bounds each wait)."""
-    out = b""
-    while True:
-        try:
-            data = sock.recv(65536)
-        except ConnectionResetError:
-            return out
-        if not data:
-            return out
-        out += data
-
-
-def parse(raw: bytes) -> tuple[int, dict[str, str], bytes]:
-    head, _, body = raw.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1])
-    headers = dict(line.split(": ", 1) for line in lines[1:])
-    return status, {k.lower(): v for k, v in headers.items()}, body
-
-
-def assert_json_error(raw: bytes, status: int, kind: str) -> None:
-    """One response of the OpenAI error shape, ``connection: close``, nothing after it."""
-    assert raw, "the server closed without an answer"
-    code, headers, body = parse(raw)
-    assert code == status, raw[:300]
-    assert headers["content-type"] == "application/json", headers
-    assert headers.get("connection") == "close", headers
-    assert len(body) == int(headers["content-length"]), raw[:300]
-    error = json.loads(body)["error"]
-    assert set(error) == {"message", "type", "param", "code"}, error
-    assert (error["type"], error["code"]) == (kind, status), error
-    assert not [word for word in INTERNALS if word in error["message"]], error
+    """A raw connection with the header deadline's timeout (plus the margin) by default."""
+    return raw_connect(address, timeout)
 
 
 def healthy(address: int | str) -> None:

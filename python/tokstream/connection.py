@@ -108,7 +108,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             return
         seconds = f"{self._limits.header_timeout:g}"
         message = f"the request's headers did not arrive within {seconds} seconds"
-        self._refuse(408, "RequestTimeoutError", message)
+        self._refuse(408, message)
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
@@ -164,7 +164,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         if not cycle.response_started:
             seconds = f"{self._limits.body_timeout:g}"
             message = f"the request's body stopped arriving for {seconds} seconds"
-            self.transport.write(_answer(408, "RequestTimeoutError", message))
+            self.transport.write(_answer(408, message))
         # Closing tells the app, waiting for the body, that the client is gone.
         self.transport.close()
 
@@ -179,7 +179,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         if self._in_head:
             limit = self._limits.max_header_bytes
             message = f"the request's headers are larger than the limit of {limit} bytes"
-            self._refuse(431, "RequestHeaderFieldsTooLargeError", message)
+            self._refuse(431, message)
             return
         self.data_received(data[room:])
 
@@ -189,7 +189,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         if self._over_cap:
             limit = self._limits.max_connections
             message = f"the server has {limit} connections open, its limit; retry shortly"
-            self._refuse(503, "ServiceUnavailableError", message)
+            self._refuse(503, message)
             return
         super().on_headers_complete()
 
@@ -209,10 +209,11 @@ class LimitedHttpProtocol(HttpToolsProtocol):
     def send_400_response(self, msg: str) -> None:
         # uvicorn calls this for what httptools cannot parse; answer in the JSON shape.
         message = "the request is not valid HTTP/1.1 (for example a bad Content-Length)"
-        self._refuse(400, "BadRequestError", message)
+        self._refuse(400, message)
 
-    def _refuse(self, status: int, kind: str, message: str) -> None:
-        """Answers ``status`` with the JSON error, half-closes, drains, then closes."""
+    def _refuse(self, status: int, message: str) -> None:
+        """Answers ``status`` with the JSON error (its type follows from the status), half-closes,
+        drains, then closes."""
         if self._refused:
             return
         self._refused = True
@@ -225,14 +226,14 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             # an answer now would cut into that one, so just close.
             transport.close()
             return
-        transport.write(_answer(status, kind, message))
+        transport.write(_answer(status, message))
         if transport.can_write_eof():
             transport.write_eof()
         transport.resume_reading()
         self.loop.call_later(LINGER, transport.close)
 
 
-def _answer(status: int, kind: str, message: str) -> bytes:
+def _answer(status: int, message: str) -> bytes:
     """A whole ``connection: close`` response carrying the JSON error."""
     body = error_body(status, message)
     head = (
