@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import decode, load_detokenizer
+from helpers.stream_util import decode, load_detokenizer
 from tokenizers import Tokenizer
 
 from oracles.corpus import encode_text

@@ -11,12 +11,12 @@ import functools
 from typing import Any
 
 import pytest
-from conftest import (
+from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import (
     SENTENCEPIECE,
     TOKENIZER_NAMES,
     c1_exception_target,
     c1_target,
-    load_tokenizer,
     run_stream,
     vllm_is_right,
 )

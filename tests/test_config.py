@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import import_tokstream
 from helpers.hub_util import QWEN3_GENERATION_CONFIG, add_snapshot, commit_of, offline_env
 from helpers.real_tokenizers import load_tokenizer, model_dir
+from helpers.stream_util import import_tokstream
 
 tokstream = import_tokstream()
 from tokstream import config  # noqa: E402

@@ -12,7 +12,7 @@ import zlib
 from typing import Any
 
 import pytest
-from conftest import VLLM_WRONG, c1_target, chunked, decode, run_stream, vllm_is_right
+from helpers.stream_util import VLLM_WRONG, c1_target, chunked, decode, run_stream, vllm_is_right
 from tokenizers import Tokenizer
 
 from oracles.corpus import SAMPLE_NAMES, long_generation, samples

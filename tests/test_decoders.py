@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import chunked, run_stream
+from helpers.stream_util import chunked, run_stream
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers

@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import load_detokenizer
 from helpers.derender_util import (
     CHAT,
     PATHS,
@@ -32,6 +31,7 @@ from helpers.derender_util import (
     whole_text,
 )
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import load_detokenizer
 from tokstream import Derenderer
 
 QWEN = "qwen3"

@@ -13,7 +13,6 @@ import random
 from typing import Any
 
 import pytest
-from conftest import BYTE_LEVEL, SENTENCEPIECE
 from helpers.derender_util import (
     CHAT,
     COMPLETION,
@@ -28,6 +27,7 @@ from helpers.derender_util import (
     whole_body,
 )
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import BYTE_LEVEL, SENTENCEPIECE
 from tokenizers import Tokenizer
 
 from oracles.corpus import encode_text

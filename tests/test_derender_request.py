@@ -13,7 +13,6 @@ import json
 from typing import Any
 
 import pytest
-from conftest import c1_target
 from helpers.derender_util import (
     CHAT,
     PATHS,
@@ -31,6 +30,7 @@ from helpers.derender_util import (
     whole_text,
 )
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import c1_target
 
 QWEN = "qwen3"
 # qwen3 ids: "<|im_start|>user\n", then "Hello world!." and <|im_end|>.

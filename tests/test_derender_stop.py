@@ -16,7 +16,6 @@ import random
 from typing import Any
 
 import pytest
-from conftest import c1_target, vllm_is_right
 from helpers.derender_util import (
     CHAT,
     COMPLETION,
@@ -39,6 +38,7 @@ from helpers.derender_util import (
     whole_text,
 )
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import c1_target, vllm_is_right
 from tokenizers import Tokenizer
 
 from oracles.vllm_reference import VllmReference

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import SENTENCEPIECE, c1_target, chunked, vllm_is_right
 from helpers.derender_util import (
     CHAT,
     COMPLETION,
@@ -30,6 +29,7 @@ from helpers.derender_util import (
     whole_body,
     whole_text,
 )
+from helpers.stream_util import SENTENCEPIECE, c1_target, chunked, vllm_is_right
 from tokenizers import Tokenizer
 
 from oracles.corpus import byte_ids, encode_text, long_generation

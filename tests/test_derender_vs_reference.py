@@ -14,7 +14,6 @@ import functools
 from typing import Any
 
 import pytest
-from conftest import c1_target, vllm_is_right
 from helpers.derender_util import (
     CHAT,
     PATHS,
@@ -30,6 +29,7 @@ from helpers.derender_util import (
     whole_body,
 )
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import c1_target, vllm_is_right
 from tokenizers import Tokenizer
 
 from oracles.vllm_reference import VllmReference

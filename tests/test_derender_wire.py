@@ -16,7 +16,6 @@ import time
 from typing import Any
 
 import pytest
-from conftest import c1_target
 from helpers.derender_util import (
     CHAT,
     COMPLETION,
@@ -32,6 +31,7 @@ from helpers.derender_util import (
     usage_only_chunk,
 )
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import c1_target
 
 QWEN = "qwen3"
 # qwen3 ids: "<|im_start|>user\n" and the generation "Hello world! 中文 👋." then <|im_end|>.

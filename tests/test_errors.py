@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy
 import pytest
-from conftest import c1_target, decode, load_tokenizer, tokenizer_path
+from helpers.real_tokenizers import load_tokenizer, tokenizer_path
+from helpers.stream_util import c1_target, decode
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import BYTE_LEVEL, SENTENCEPIECE, TOKENIZER_NAMES
+from helpers.stream_util import BYTE_LEVEL, SENTENCEPIECE, TOKENIZER_NAMES
 from tokenizers import Tokenizer
 
 from oracles.corpus import encode_text

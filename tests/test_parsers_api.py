@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from conftest import c1_target, load_detokenizer
 from helpers.derender_util import (
     CHAT,
     COMPLETION,
@@ -42,6 +41,7 @@ from helpers.parsers_util import (
     whole_body,
 )
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import c1_target, load_detokenizer
 
 PARSERS = [("reasoning", "tool"), ("reasoning", None), (None, "tool")]
 

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from conftest import import_tokstream, load_detokenizer
 from helpers.derender_util import CHAT, assert_error, gen_choice, gen_chunk, ok, post
 from helpers.parsers_oracle import QWEN, SERVED, cases, chat_request
 from helpers.parsers_util import derenderer, derenderer_class, message_result, stream, whole_body
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import import_tokstream, load_detokenizer
 
 from oracles.parser_reference import ChatStreamParser, HermesToolParser
 

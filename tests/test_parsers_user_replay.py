@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from conftest import c1_target, load_detokenizer
 from helpers.derender_util import CHAT, gen_choice, gen_chunk, ok
 from helpers.parsers_oracle import QWEN, SERVED, cases, chat_request
 from helpers.parsers_util import Streamed, derenderer_class, message_result, whole_body
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import c1_target, load_detokenizer
 
 
 class Upper:

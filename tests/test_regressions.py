@@ -10,7 +10,14 @@ import itertools
 from typing import Any
 
 import pytest
-from conftest import BYTE_LEVEL, SENTENCEPIECE, TOKENIZER_NAMES, c1_target, decode, run_stream
+from helpers.stream_util import (
+    BYTE_LEVEL,
+    SENTENCEPIECE,
+    TOKENIZER_NAMES,
+    c1_target,
+    decode,
+    run_stream,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import c1_target
 from helpers.real_tokenizers import load_tokenizer, tokenizer_path
 from helpers.server_util import (
     CHAT,
@@ -38,6 +37,7 @@ from helpers.server_util import (
     whole_body,
     whole_text,
 )
+from helpers.stream_util import c1_target
 from tokenizers import Tokenizer
 from tokstream import _core
 

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 import pytest
-from conftest import c1_target, run_stream
+from helpers.stream_util import c1_target, run_stream
 from tokenizers import Tokenizer
 
 from oracles.corpus import samples

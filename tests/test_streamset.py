@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import c1_target, chunked, run_stream
+from helpers.stream_util import c1_target, chunked, run_stream
 from tokenizers import Tokenizer
 
 from oracles.corpus import samples

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import decode, load_detokenizer
+from helpers.stream_util import decode, load_detokenizer
 from tokenizers import Tokenizer
 
 from oracles.corpus import encode_text

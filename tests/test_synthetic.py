@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import c1_target, chunked, run_stream, vllm_is_right
+from helpers.stream_util import c1_target, chunked, run_stream, vllm_is_right
 from tokenizers import (
     AddedToken,
     Tokenizer,

@@ -14,9 +14,9 @@ import random
 from typing import Any
 
 import pytest
-from conftest import load_detokenizer
 from helpers.parsers_oracle import SERVED, chat_request
 from helpers.parsers_util import derenderer_class, expected_finish, stream, whole
+from helpers.stream_util import load_detokenizer
 from helpers.templates_util import (
     FAMILIES,
     MESSAGES,

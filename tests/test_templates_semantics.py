@@ -11,10 +11,10 @@ import json
 from typing import Any
 
 import pytest
-from conftest import load_detokenizer
 from helpers.parsers_oracle import SERVED, chat_request
 from helpers.parsers_util import derenderer_class, stream, whole
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import load_detokenizer
 from helpers.templates_util import encode, oracle, parsed
 
 A = "<|im_start|>assistant\n"

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import import_tokstream
 from helpers.parsers_oracle import SERVED, chat_request
 from helpers.parsers_util import derenderer_class, whole
 from helpers.server_util import CHAT, Server
+from helpers.stream_util import import_tokstream
 from helpers.templates_util import case, template_json
 
 from fixtures import model_dir

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import c1_target, chunked, run_stream
+from helpers.stream_util import c1_target, chunked, run_stream
 from tokenizers import Tokenizer
 
 from oracles.corpus import samples

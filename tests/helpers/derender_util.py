@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conftest import chunked, import_tokstream, load_detokenizer
 from tokenizers import Tokenizer
 from tokstream import _core
 
+from helpers.stream_util import chunked, import_tokstream, load_detokenizer
 from oracles.corpus import ADDED, END, START, build, samples
 
 CHAT = _core.CHAT_PATH

@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conftest import c1_target
 from tokenizers import Tokenizer
 
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import c1_target
 
 QWEN, DEEPSEEK = "qwen3", "deepseek-r1"
 NAMES = (QWEN, DEEPSEEK)

@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conftest import import_tokstream, load_detokenizer
-
 from helpers.derender_util import (
     CHAT,
     PLAIN_STATE_KEYS,
@@ -28,6 +26,7 @@ from helpers.derender_util import (
     state_size,
 )
 from helpers.parsers_oracle import SERVED, Message, chat_request, oracle, thinking_of
+from helpers.stream_util import import_tokstream, load_detokenizer
 
 MODES = import_tokstream()._core.PARSER_STATES
 #: The resumable stream state must stay under this many bytes (compact JSON), at any length.

@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conftest import import_tokstream, load_detokenizer
 from jinja2 import TemplateError
 from tokenizers import Tokenizer
 
@@ -27,6 +26,7 @@ from fixtures import model_dir
 from helpers.parsers_oracle import SERVED, chat_request
 from helpers.parsers_util import Result, derenderer_class
 from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import import_tokstream, load_detokenizer
 
 USER = [{"role": "user", "content": "Weather in Paris and 東京? 🌦️"}]
 TOOLS = [
