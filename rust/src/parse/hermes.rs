@@ -193,3 +193,31 @@ impl ToolState {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A state as the parser wrote it before it ran on the shared scanner: every key written.
+    const EARLIER: &str = r#"{"n":1,"i":true,"a":"O","d":1,"q":true,"e":false,"k":"arguments","r":"a","m":"get_weather","s":true,"g":true}"#;
+
+    #[test]
+    fn an_earlier_state_reads_and_writes_back_without_its_defaults() {
+        let state: ToolState = serde_json::from_str(EARLIER).unwrap();
+        assert!(state.in_call && state.scan.in_string());
+        let again = serde_json::to_string(&state).unwrap();
+        let want = r#"{"n":1,"i":true,"a":"O","q":true,"d":1,"k":"arguments","m":"get_weather","r":"a","s":true,"g":true}"#;
+        assert_eq!(again, want);
+        assert_eq!(serde_json::from_str::<ToolState>(&again).unwrap(), state);
+    }
+
+    #[test]
+    fn unknown_keys_are_skipped_and_wrong_values_refused() {
+        let state: ToolState = serde_json::from_str(r#"{"n":2,"zz":[1],"x":{},"n":3}"#).unwrap();
+        assert_eq!((state.calls, state.in_call), (3, false));
+        assert!(serde_json::from_str::<ToolState>(r#"{"a":"no such place"}"#).is_err());
+        assert!(serde_json::from_str::<ToolState>(r#"{"n":-1}"#).is_err());
+        assert!(serde_json::from_str::<ToolState>("[1]").is_err());
+    }
+}
