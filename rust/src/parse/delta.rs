@@ -51,4 +51,12 @@ impl Delta {
             }),
         }
     }
+
+    /// Appends a later delta (the tests add chunks' deltas up).
+    #[cfg(test)]
+    pub(crate) fn append(&mut self, later: Delta) {
+        self.content.push_str(&later.content);
+        self.reasoning.push_str(&later.reasoning);
+        self.calls.extend(later.calls);
+    }
 }

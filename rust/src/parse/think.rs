@@ -243,9 +243,7 @@ mod tests {
             state.feed(piece, None, p, RULES, &mut d);
             // The state travels as JSON between chunks.
             state = serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
-            all.content.push_str(&d.content);
-            all.reasoning.push_str(&d.reasoning);
-            all.calls.extend(d.calls);
+            all.append(d);
         }
         state.finish(p, RULES, &mut all);
         let mut calls: Vec<(String, String)> = Vec::new();

@@ -33,9 +33,7 @@ fn run(t: &Template, k: Knobs, prefix: &str, pieces: &[&str]) -> Message {
         let mut d = Delta::default();
         state.feed(t, k, piece, false, &mut d);
         state = serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
-        all.content.push_str(&d.content);
-        all.reasoning.push_str(&d.reasoning);
-        all.calls.extend(d.calls);
+        all.append(d);
     }
     state.feed(t, k, "", true, &mut all);
     let mut calls: Vec<(String, String)> = Vec::new();
