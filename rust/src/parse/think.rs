@@ -246,14 +246,7 @@ mod tests {
             all.append(d);
         }
         state.finish(p, RULES, &mut all);
-        let mut calls: Vec<(String, String)> = Vec::new();
-        for c in all.calls {
-            match c.name {
-                Some(name) => calls.push((name, c.arguments)),
-                None => calls.last_mut().unwrap().1.push_str(&c.arguments),
-            }
-        }
-        (all.content, all.reasoning, calls)
+        all.into_parts()
     }
 
     const OUTPUT: &str = "plan 中</think>\n\nHi 👋<tool_call>\n{\"arguments\": {\"q\": \"a}</tool_call>\\\"\", \

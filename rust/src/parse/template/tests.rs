@@ -36,14 +36,7 @@ fn run(t: &Template, k: Knobs, prefix: &str, pieces: &[&str]) -> Message {
         all.append(d);
     }
     state.feed(t, k, "", true, &mut all);
-    let mut calls: Vec<(String, String)> = Vec::new();
-    for c in all.calls {
-        match c.name {
-            Some(name) => calls.push((name, c.arguments)),
-            None => calls.last_mut().unwrap().1.push_str(&c.arguments),
-        }
-    }
-    (all.content, all.reasoning, calls)
+    all.into_parts()
 }
 
 fn every_split(name: &str, prefix: &str, output: &str) -> Message {
