@@ -160,7 +160,7 @@ impl ToolState {
     fn open(&mut self) {
         self.calls = self.calls.saturating_add(1);
         self.in_call = true;
-        self.scan = Scan::default();
+        self.scan.reset();
     }
 
     /// Ends the call: a call whose name was found but not sent yet is sent now, and a sent call
@@ -172,7 +172,7 @@ impl ToolState {
             sink.push_arguments("{}");
         }
         self.in_call = false;
-        self.scan = Scan::default();
+        self.scan.reset();
     }
 
     /// Whether a carried state is one this parser could have written (bounded fields).

@@ -229,9 +229,21 @@ impl Scan {
         }
     }
 
+    /// Back to a region's start (a string keeps its room: calls come one after another).
+    pub(crate) fn reset(&mut self) {
+        self.at = At::Start;
+        self.list = false;
+        self.begin_object();
+    }
+
+    /// A call's object begins: nothing of the one before is kept.
     fn begin(&mut self, sink: &mut Sink<'_>) {
         *sink.calls = sink.calls.saturating_add(1);
         self.at = At::Key;
+        self.begin_object();
+    }
+
+    fn begin_object(&mut self) {
         self.depth = 0;
         self.quoted = false;
         self.escaped = false;
