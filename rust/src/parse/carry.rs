@@ -1,8 +1,8 @@
 //! How parser states are carried: every field bounded, and objects whose keys are shared by two
 //! states read and written key by key. The hermes state and the JSON call scanner are one
 //! object on the wire (hermes's keys beside the scanner's, as before they shared a scanner);
-//! serde's `flatten` would read that through a buffer of every key and cost a stream chunk
-//! some 7% more instructions, so each writes its own keys and reads the keys it knows.
+//! serde's `flatten` would read that through a buffer of every key, and cost a parsed stream
+//! chunk 5-14% more instructions; so each writes its own keys and reads the keys it knows.
 
 use std::fmt;
 use std::marker::PhantomData;
