@@ -18,6 +18,25 @@ pub(crate) fn open_suffix(text: &str, pattern: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// The earliest of `markers` in `text` (the first listed of those starting there), as
+/// `Ok((start, what, marker))`; else `Err(keep)`, the bytes at the end of `text` to hold back
+/// because they may still begin one.
+pub(crate) fn first_marker<'m, T>(
+    text: &str,
+    markers: impl Iterator<Item = (T, &'m str)> + Clone,
+) -> Result<(usize, T, &'m str), usize> {
+    markers
+        .clone()
+        .filter_map(|(what, m)| text.find(m).map(|at| (at, what, m)))
+        .min_by_key(|&(at, _, _)| at)
+        .ok_or_else(|| {
+            markers
+                .map(|(_, m)| open_suffix(text, m))
+                .max()
+                .unwrap_or(0)
+        })
+}
+
 /// `held` then `text`, copied only when something was held.
 pub(crate) fn joined(mut held: String, text: &str) -> Cow<'_, str> {
     if held.is_empty() {
@@ -40,5 +59,17 @@ mod tests {
         assert_eq!(open_suffix("", "ab"), 0);
         assert_eq!(joined(String::new(), "a"), "a");
         assert_eq!(joined("a".to_owned(), "b"), "ab");
+    }
+
+    #[test]
+    fn the_earliest_marker_or_what_to_hold() {
+        let markers = [(1, "</think>"), (2, "<think>")];
+        assert_eq!(
+            first_marker("a<think>b</think>", markers.into_iter()),
+            Ok((1, 2, "<think>"))
+        );
+        assert_eq!(first_marker("ab</th", markers.into_iter()), Err(4));
+        assert_eq!(first_marker("ab<", markers.into_iter()), Err(1));
+        assert_eq!(first_marker("ab", markers.into_iter()), Err(0));
     }
 }

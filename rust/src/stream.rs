@@ -269,12 +269,7 @@ impl Stream {
                         }
                         self.out.push_str(text);
                     }
-                    self.window.clear();
-                    self.window.push(entry);
-                    self.read = 1;
-                    self.prefix_valid = false;
-                    self.start = Start::Exact;
-                    self.at_prompt = false;
+                    self.window_is(entry);
                     continue;
                 }
             }
@@ -294,16 +289,22 @@ impl Stream {
             if let Some((entry, Some(_))) = self.det.lookup(id, self.skip_special) {
                 self.out.clear();
                 self.out_token = Some(entry);
-                self.window.clear();
-                self.window.push(entry);
-                self.read = 1;
-                self.prefix_valid = false;
-                self.start = Start::Exact;
-                self.at_prompt = false;
+                self.window_is(entry);
                 return Ok(());
             }
         }
         self.step(std::slice::from_ref(&id)).map(drop)
+    }
+
+    /// The fast path's window: `[entry]`, all of it read (its text was the whole diff).
+    #[inline(always)]
+    fn window_is(&mut self, entry: u32) {
+        self.window.clear();
+        self.window.push(entry);
+        self.read = 1;
+        self.prefix_valid = false;
+        self.start = Start::Exact;
+        self.at_prompt = false;
     }
 
     /// Copies a virtual one-token output into `out`, before more text is appended.

@@ -51,4 +51,26 @@ impl Delta {
             }),
         }
     }
+
+    /// Appends a later delta (the tests add chunks' deltas up).
+    #[cfg(test)]
+    pub(crate) fn append(&mut self, later: Delta) {
+        self.content.push_str(&later.content);
+        self.reasoning.push_str(&later.reasoning);
+        self.calls.extend(later.calls);
+    }
+
+    /// Content, reasoning and `(name, arguments)` per call, the calls' deltas joined (tests).
+    #[cfg(test)]
+    #[allow(clippy::unwrap_used)]
+    pub(crate) fn into_parts(self) -> (String, String, Vec<(String, String)>) {
+        let mut calls: Vec<(String, String)> = Vec::new();
+        for c in self.calls {
+            match c.name {
+                Some(name) => calls.push((name, c.arguments)),
+                None => calls.last_mut().unwrap().1.push_str(&c.arguments),
+            }
+        }
+        (self.content, self.reasoning, calls)
+    }
 }

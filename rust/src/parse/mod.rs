@@ -21,8 +21,10 @@
 //! ([`Parsers`]) and a user's (a Python object, in the binding) take the same path, so ids,
 //! the finish rewrite, statuses and errors are the wire's, whichever parser runs.
 
+mod carry;
 mod delta;
 mod hermes;
+mod json;
 mod markers;
 mod template;
 mod think;

@@ -4,10 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::carry::carried;
 use super::delta::{Delta, ToolRules};
 use super::hermes::{self, ToolState};
 use super::markers::{Marker, Parsers, Reasoning, Tag};
-use crate::holdback::{joined, open_suffix};
+use crate::holdback::{first_marker, joined};
 
 /// One choice's parser state, carried in `stream_state["parser"]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,7 +135,7 @@ impl ParseState {
     }
 
     /// The markers that end or continue reasoning and count by their text, with what each does.
-    fn text_markers(p: &Parsers) -> impl Iterator<Item = (Found, &Marker)> {
+    fn text_markers(p: &Parsers) -> impl Iterator<Item = (Found, &Marker)> + Clone {
         let call = (p.reasoning == Some(Reasoning::Qwen3)).then_some((Found::Call, &p.call_open));
         [(Found::Open, &p.think_open), (Found::Close, &p.think_close)]
             .into_iter()
@@ -156,18 +157,15 @@ impl ParseState {
         let buf = joined(std::mem::take(&mut self.held), text);
         let mut rest: &str = &buf;
         loop {
-            let first = Self::text_markers(p)
-                .filter_map(|(f, m)| rest.find(m.text).map(|at| (at, f, m.text)))
-                .min_by_key(|&(at, _, _)| at);
-            let Some((at, found, marker)) = first else {
-                let keep = Self::text_markers(p)
-                    .map(|(_, m)| open_suffix(rest, m.text))
-                    .max()
-                    .unwrap_or(0);
-                let (send, hold) = rest.split_at(rest.len() - keep);
-                out.reasoning.push_str(send);
-                self.held = hold.to_owned();
-                return;
+            let markers = Self::text_markers(p).map(|(f, m)| (f, m.text));
+            let (at, found, marker) = match first_marker(rest, markers) {
+                Ok(first) => first,
+                Err(keep) => {
+                    let (send, hold) = rest.split_at(rest.len() - keep);
+                    out.reasoning.push_str(send);
+                    self.held = hold.to_owned();
+                    return;
+                }
             };
             out.reasoning.push_str(rest.get(..at).unwrap_or_default());
             let after = rest.get(at + marker.len()..).unwrap_or_default();
@@ -191,13 +189,7 @@ impl ParseState {
     /// Whether a carried state is one the parsers could have written: a hostile one (long held
     /// text, say) would cost every later token a scan of it.
     pub(crate) fn check(&self) -> Result<(), String> {
-        if self.held.len() > hermes::MAX_HELD_BYTES {
-            return Err(format!(
-                "its held text is {} bytes, at most {} are carried",
-                self.held.len(),
-                hermes::MAX_HELD_BYTES
-            ));
-        }
+        carried("held text", self.held.len(), hermes::MAX_HELD_BYTES)?;
         if let Some(t) = &self.template {
             t.check()?;
         }
@@ -251,19 +243,10 @@ mod tests {
             state.feed(piece, None, p, RULES, &mut d);
             // The state travels as JSON between chunks.
             state = serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
-            all.content.push_str(&d.content);
-            all.reasoning.push_str(&d.reasoning);
-            all.calls.extend(d.calls);
+            all.append(d);
         }
         state.finish(p, RULES, &mut all);
-        let mut calls: Vec<(String, String)> = Vec::new();
-        for c in all.calls {
-            match c.name {
-                Some(name) => calls.push((name, c.arguments)),
-                None => calls.last_mut().unwrap().1.push_str(&c.arguments),
-            }
-        }
-        (all.content, all.reasoning, calls)
+        all.into_parts()
     }
 
     const OUTPUT: &str = "plan 中</think>\n\nHi 👋<tool_call>\n{\"arguments\": {\"q\": \"a}</tool_call>\\\"\", \

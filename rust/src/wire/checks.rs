@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 
 use super::error::{Res, WireError, clip};
 use super::input::{Body, Generate, Request, State};
-use super::request::Params;
+use super::request::{Ask, Params};
 use crate::logprobs::CONTEXT;
 use crate::parse::ParseState;
 use crate::vocab::MAX_WINDOW;
@@ -309,6 +309,28 @@ pub(crate) fn chat_request<'b>(body: &'b Body<'_>) -> Res<&'b Request<'b>> {
             "chat_request",
         )),
     }
+}
+
+/// The request's parameters (the chat or the completion request's, as `chat` says), and with a
+/// parser (`parsed`, chat only) what the request asks of it; the parser's markers must be seen,
+/// so special tokens are not skipped.
+pub(crate) fn params<'b>(
+    body: &'b Body<'_>,
+    chat: bool,
+    parsed: bool,
+) -> Res<(Params<'b>, Option<Ask>)> {
+    if !parsed {
+        let request = if chat {
+            body.chat_request.as_deref()
+        } else {
+            body.completion_request.as_deref()
+        };
+        return Ok((Params::new(request, chat)?, None));
+    }
+    let req = chat_request(body)?;
+    let mut p = Params::new(Some(req), true)?;
+    p.skip_special = false;
+    Ok((p, Some(Ask::new(req))))
 }
 
 /// The whole prompt, which the parsers need to know where the output starts.

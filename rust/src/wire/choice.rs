@@ -36,11 +36,11 @@ pub(crate) struct Progress {
 }
 
 /// Where a choice's text goes.
-pub(crate) enum Text<'p, 's> {
+pub(crate) enum Text<'s> {
     /// Out as text, cut at the request's stop strings.
-    Plain(&'p mut Progress),
+    Plain(Progress),
     /// Through a parser.
-    Parsed(&'p mut (dyn Session + 's)),
+    Parsed(Box<dyn Session + 's>),
 }
 
 fn decode_err(e: crate::Error) -> WireError {
@@ -299,7 +299,7 @@ pub(crate) fn derender<'a>(
     flush: bool,
     stream: &mut Stream,
     p: &Params<'_>,
-    text: Text<'_, '_>,
+    text: &mut Text<'_>,
     context: &mut Vec<u32>,
 ) -> Res<Out<'a>> {
     let ids = choice.token_ids.as_deref().unwrap_or_default();
@@ -344,7 +344,7 @@ pub(crate) fn derender<'a>(
                 ids,
                 flush,
                 Some((stops, p.min_tokens)),
-                session,
+                &mut **session,
                 &mut delta,
             )?;
             (Some(delta), chars, matched)

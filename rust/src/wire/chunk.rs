@@ -10,8 +10,8 @@ use super::error::{Res, WireError};
 use super::input::{Body, Obj, chat_request_text, raw_as};
 use super::json::Json;
 use super::json::key;
-use super::output::{self, Answer, Chat};
-use super::request::{Ask, Params};
+use super::output::{self, Answer, Chat, Form};
+use super::request::hides_reasoning;
 use crate::parse::{Context, tool_call_id};
 use crate::stop::Held;
 use crate::stream::Stream;
@@ -22,24 +22,10 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
     let mut state = body.stream_state.take().map(|s| s.0).unwrap_or_default();
     let resp = checks::stream_generate(body.generate_chunk.as_deref(), c.max_model_len)?;
     let parser = c.parser.as_deref().filter(|_| chat);
-    let (p, ask) = match parser {
-        None => {
-            let request = if chat {
-                body.chat_request.as_deref()
-            } else {
-                body.completion_request.as_deref()
-            };
-            (Params::new(request, chat)?, None)
-        }
-        Some(_) => {
-            let req = checks::chat_request(&body)?;
-            let mut p = Params::new(Some(req), true)?;
-            // The markers must be seen.
-            p.skip_special = false;
-            checks::no_stop_strings(&p)?;
-            (p, Some(Ask::new(req)))
-        }
-    };
+    let (p, ask) = checks::params(&body, chat, parser.is_some())?;
+    if parser.is_some() {
+        checks::no_stop_strings(&p)?;
+    }
     let prompt_tokens: Option<i64> = raw_as(body.prompt_tokens, "prompt_tokens")?;
     if let Some(n) = prompt_tokens {
         checks::count(n, "prompt_tokens")?;
@@ -72,7 +58,8 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
         let finish = choice.finish_reason.clone().flatten();
         let flush = finish.is_some();
         let ids = choice.token_ids.as_deref().unwrap_or_default();
-        let o = match (parser, &ask) {
+        let replays = parser.is_some_and(|parser| c.replays(parser));
+        let (mut stream, mut text) = match (parser, &ask) {
             (Some(parser), Some(ask)) => {
                 let mut cx = Context {
                     prompt: &[],
@@ -84,34 +71,50 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
                     rules: ask.rules,
                     whole: false,
                 };
-                let replays = c.replays(parser);
-                let (mut stream, mut session) = if replays || !carried || state.parser.is_none() {
+                if replays || !carried || state.parser.is_none() {
                     cx.prompt = checks::required_prompt(request_ids.as_deref(), resp)?;
                     let mut stream = Stream::new(&c.det, cx.prompt, false);
                     let mut session = parser.start(&cx).map_err(choice::parse_err)?;
                     choice::replay(&mut stream, &mut *session, &state)?;
-                    (stream, session)
+                    (stream, Text::Parsed(session))
                 } else {
                     let stream = choice::resume(&c.det, &state, false)?;
                     let carried = state.parser.take().map(|p| p.0).unwrap_or_default();
                     let session = parser
                         .resume(carried, &cx)
                         .ok_or_else(|| WireError::internal("the parser cannot resume"))?;
-                    (stream, session)
+                    (stream, Text::Parsed(session))
+                }
+            }
+            _ => {
+                let stream = if carried {
+                    choice::resume(&c.det, &state, p.skip_special)?
+                } else {
+                    let prompt = request_ids.as_deref().or(resp.prompt_token_ids.as_deref());
+                    Stream::new(&c.det, prompt.unwrap_or_default(), p.skip_special)
                 };
-                let text = Text::Parsed(&mut *session);
-                let mut o = choice::derender(
-                    &c.det,
-                    eos,
-                    choice,
-                    finish,
-                    flush,
-                    &mut stream,
-                    &p,
-                    text,
-                    &mut state.logprob_context_token_ids,
-                )?;
-                choice::write_back(&mut state, &stream);
+                let progress = Progress {
+                    held: Held::new(std::mem::take(&mut state.held_text)),
+                    generated: state.generated_tokens,
+                    stopped: false,
+                };
+                (stream, Text::Plain(progress))
+            }
+        };
+        let mut o = choice::derender(
+            &c.det,
+            eos,
+            choice,
+            finish,
+            flush,
+            &mut stream,
+            &p,
+            &mut text,
+            &mut state.logprob_context_token_ids,
+        )?;
+        choice::write_back(&mut state, &stream);
+        match text {
+            Text::Parsed(session) => {
                 state.generated_tokens += ids.len() as u64;
                 let calls = o
                     .parsed
@@ -138,41 +141,16 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
                     state.output_chunk_lens.clear();
                     state.parser = session.into_state().map(Obj);
                 }
+                let named = ask.as_ref().is_some_and(|a| a.named);
                 o.finish_reason =
-                    choice::rewrite_finish(o.finish_reason, state.tools_streamed, ask.named);
-                o
+                    choice::rewrite_finish(o.finish_reason, state.tools_streamed, named);
             }
-            _ => {
-                let mut stream = if carried {
-                    choice::resume(&c.det, &state, p.skip_special)?
-                } else {
-                    let prompt = request_ids.as_deref().or(resp.prompt_token_ids.as_deref());
-                    Stream::new(&c.det, prompt.unwrap_or_default(), p.skip_special)
-                };
-                let mut progress = Progress {
-                    held: Held::new(std::mem::take(&mut state.held_text)),
-                    generated: state.generated_tokens,
-                    stopped: false,
-                };
-                let text = Text::Plain(&mut progress);
-                let o = choice::derender(
-                    &c.det,
-                    eos,
-                    choice,
-                    finish,
-                    flush,
-                    &mut stream,
-                    &p,
-                    text,
-                    &mut state.logprob_context_token_ids,
-                )?;
-                choice::write_back(&mut state, &stream);
+            Text::Plain(progress) => {
                 state.held_text = p.stops.held_text(progress.held);
                 state.generated_tokens = progress.generated;
                 state.stopped = progress.stopped;
-                o
             }
-        };
+        }
         out = Some((choice, o));
     }
 
@@ -185,25 +163,16 @@ pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> R
         .and_then(|l| l.content.as_ref())
         .map_or(0, Vec::len);
     let mut j = Json::with_capacity(1024 + 448 * positions.min(1024));
-    output::open_chunk(
-        &mut j,
-        &request_id,
-        chat,
-        c.model_name(body.model.as_deref()),
-    );
-    // With a parser and reasoning hidden, logprobs and token ids would show the reasoning:
-    // vLLM leaves both out.
-    let hide = ask.as_ref().is_some_and(|a| !a.include_reasoning);
+    let model = c.model_name(body.model.as_deref());
+    output::open(&mut j, Form::Chunk, chat, &request_id, model);
+    let hide = hides_reasoning(ask.as_ref());
     if let Some((choice, o)) = &out {
         j.obj();
         key!(j, "index");
         j.u64(u64::from(choice.index));
         let logprobs = if hide { &None } else { &o.logprobs };
         if chat {
-            let say = Chat {
-                request_id: &request_id,
-                include_reasoning: ask.as_ref().is_none_or(|a| a.include_reasoning),
-            };
+            let say = Chat::new(&request_id, ask.as_ref());
             say.delta(&mut j, choice.index, o, state.role_sent);
             state.role_sent = true;
             key!(j, "logprobs");

@@ -222,8 +222,13 @@ impl Json {
 
     /// A list of ids or null.
     pub fn opt_ids(&mut self, ids: Option<&[u32]>) {
-        match ids {
-            Some(ids) => self.nums(ids),
+        self.opt_nums(ids);
+    }
+
+    /// A list of numbers or null.
+    pub fn opt_nums<T: Copy + Into<u64>>(&mut self, ns: Option<&[T]>) {
+        match ns {
+            Some(ns) => self.nums(ns),
             None => self.null(),
         }
     }

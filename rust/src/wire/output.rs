@@ -10,6 +10,7 @@ use super::choice::Out;
 use super::input::{Generate, Metrics, Obj, Pairs, PromptLogprob, State, StopReason};
 use super::json::{Json, LOGPROB_FLOOR, key};
 use super::logprobs::{Lp, clamp};
+use super::request::{Ask, hides_reasoning};
 use crate::detokenizer::Detokenizer;
 use crate::parse::{Delta, tool_call_id};
 
@@ -48,13 +49,29 @@ pub(crate) fn request_id_of<'r>(resp: &'r Generate<'_>) -> Cow<'r, str> {
     }
 }
 
-/// The head every answer shares: `"id"`, `"object"`, `"created"`, `"model"`, then `"choices"`
-/// opened.
-fn head(j: &mut Json, request_id: &str, object: &str, model: &str) {
+/// Which answer is written: a stream chunk or a whole response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    Chunk,
+    Whole,
+}
+
+/// Opens an answer, up to its choices: `{"chunk":{"id":...,"choices":[` for a stream chunk,
+/// `{"id":...,"choices":[` for a whole response (`id`, `object`, `created`, `model`).
+pub(crate) fn open(j: &mut Json, form: Form, chat: bool, request_id: &str, model: &str) {
+    j.obj();
+    if form == Form::Chunk {
+        key!(j, "chunk");
+        j.obj();
+    }
     key!(j, "id");
     j.str(request_id);
     key!(j, "object");
-    j.str(object);
+    j.str(match (chat, form) {
+        (true, Form::Chunk) => "chat.completion.chunk",
+        (true, Form::Whole) => "chat.completion",
+        (false, _) => "text_completion",
+    });
     key!(j, "created");
     j.u64(now());
     key!(j, "model");
@@ -63,17 +80,14 @@ fn head(j: &mut Json, request_id: &str, object: &str, model: &str) {
     j.arr();
 }
 
-/// Opens a stream answer, up to its choices: `{"chunk":{"id":...,"choices":[`.
-pub(crate) fn open_chunk(j: &mut Json, request_id: &str, chat: bool, model: &str) {
-    j.obj();
-    key!(j, "chunk");
-    j.obj();
-    let object = if chat {
-        "chat.completion.chunk"
-    } else {
-        "text_completion"
-    };
-    head(j, request_id, object, model);
+/// Ends the answer's JSON: the body and what it did.
+fn answer(mut j: Json, tokens: usize, state_bytes: u64) -> Answer {
+    j.end_obj();
+    Answer {
+        body: j.into_bytes(),
+        tokens: tokens as u64,
+        state_bytes,
+    }
 }
 
 /// Closes a stream answer after its choices: usage and the rest of vLLM's fields, then the
@@ -116,66 +130,23 @@ pub(crate) fn close_chunk(
     let state_at = j.len();
     write_state(&mut j, state);
     let state_bytes = (j.len() - state_at) as u64;
-    j.end_obj();
-    Answer {
-        body: j.into_bytes(),
-        tokens: tokens as u64,
-        state_bytes,
-    }
+    answer(j, tokens, state_bytes)
 }
 
-/// Opens a whole response, up to its choices.
-pub(crate) fn open_whole(j: &mut Json, request_id: &str, chat: bool, model: &str) {
-    j.obj();
-    let object = if chat {
-        "chat.completion"
-    } else {
-        "text_completion"
-    };
-    head(j, request_id, object, model);
+/// What a whole chat response says of its prompt, after its usage.
+pub(crate) struct ChatPrompt<'r> {
+    pub det: &'r Detokenizer,
+    pub logprobs: Option<&'r [Option<Pairs<Obj<PromptLogprob>>>]>,
+    /// The prompt's ids, when asked for.
+    pub ids: Option<&'r [u32]>,
 }
 
-/// Closes a whole chat response after its choices: usage, prompt logprobs and ids, transfer
-/// parameters, metrics.
-pub(crate) fn close_whole_chat(
+/// Closes a whole response after its choices: usage, (chat) the prompt's logprobs and ids,
+/// transfer parameters, metrics. A completion's `kv_transfer_params` and `metrics` are the
+/// ones its generate responses share, as vLLM merges them.
+pub(crate) fn close_whole(
     mut j: Json,
-    det: &Detokenizer,
-    resp: &Generate<'_>,
-    prompt_tokens: i64,
-    completion: usize,
-    prompt_ids: Option<&[u32]>,
-) -> Answer {
-    j.end_arr();
-    key!(j, "service_tier");
-    j.null();
-    key!(j, "system_fingerprint");
-    j.null();
-    key!(j, "usage");
-    usage(&mut j, prompt_tokens, completion as i64, (None, None));
-    key!(j, "prompt_logprobs");
-    prompt_logprobs(&mut j, det, resp.prompt_logprobs.as_deref());
-    key!(j, "prompt_token_ids");
-    j.opt_ids(prompt_ids);
-    key!(j, "prompt_text");
-    j.null();
-    key!(j, "kv_transfer_params");
-    j.opt_raw(resp.kv_transfer_params.map(RawValue::get));
-    key!(j, "ec_transfer_params");
-    j.null();
-    key!(j, "metrics");
-    metrics(&mut j, resp.metrics.as_deref());
-    j.end_obj();
-    Answer {
-        body: j.into_bytes(),
-        tokens: completion as u64,
-        state_bytes: 0,
-    }
-}
-
-/// Closes a whole completion response after its choices. `kv_transfer_params` and `metrics`
-/// are the ones the responses share, as vLLM merges them.
-pub(crate) fn close_whole_completion(
-    mut j: Json,
+    chat: Option<ChatPrompt<'_>>,
     kv_transfer_params: Option<&RawValue>,
     metrics_of: Option<&Metrics>,
     prompt_tokens: i64,
@@ -188,18 +159,21 @@ pub(crate) fn close_whole_completion(
     j.null();
     key!(j, "usage");
     usage(&mut j, prompt_tokens, completion as i64, (None, None));
+    if let Some(prompt) = chat {
+        key!(j, "prompt_logprobs");
+        prompt_logprobs(&mut j, prompt.det, prompt.logprobs);
+        key!(j, "prompt_token_ids");
+        j.opt_ids(prompt.ids);
+        key!(j, "prompt_text");
+        j.null();
+    }
     key!(j, "kv_transfer_params");
     j.opt_raw(kv_transfer_params.map(RawValue::get));
     key!(j, "ec_transfer_params");
     j.null();
     key!(j, "metrics");
     metrics(&mut j, metrics_of);
-    j.end_obj();
-    Answer {
-        body: j.into_bytes(),
-        tokens: completion as u64,
-        state_bytes: 0,
-    }
+    answer(j, completion, 0)
 }
 
 /// `metrics` as vLLM's `PerRequestMetrics` writes it: every field, null when unset.
@@ -240,15 +214,9 @@ fn metrics(j: &mut Json, m: Option<&Metrics>) {
             key!(j, "num_spec_tokens");
             j.u64(s.num_spec_tokens);
             key!(j, "per_step_accepted");
-            match &s.per_step_accepted {
-                Some(v) => j.nums(v),
-                None => j.null(),
-            }
+            j.opt_nums(s.per_step_accepted.as_deref());
             key!(j, "per_step_drafted");
-            match &s.per_step_drafted {
-                Some(v) => j.nums(v),
-                None => j.null(),
-            }
+            j.opt_nums(s.per_step_drafted.as_deref());
             j.end_obj();
         }
     }
@@ -257,11 +225,19 @@ fn metrics(j: &mut Json, m: Option<&Metrics>) {
 
 /// How a chat choice's text is said: the message of a whole response or a chunk's delta.
 pub(crate) struct Chat<'r> {
-    pub request_id: &'r str,
-    pub include_reasoning: bool,
+    request_id: &'r str,
+    include_reasoning: bool,
 }
 
-impl Chat<'_> {
+impl<'r> Chat<'r> {
+    /// A choice's text as the request asks it said (reasoning shown unless hidden).
+    pub fn new(request_id: &'r str, ask: Option<&Ask>) -> Self {
+        Chat {
+            request_id,
+            include_reasoning: !hides_reasoning(ask),
+        }
+    }
+
     /// `"content"`: a plain choice's text, or the parser's content; a delta's is null when
     /// empty, as is a parsed message's.
     fn content(j: &mut Json, o: &Out<'_>, delta: bool) {
@@ -303,19 +279,8 @@ impl Chat<'_> {
             key!(j, "tool_calls");
             j.arr();
             for call in calls {
-                j.obj();
-                key!(j, "id");
-                j.str(&tool_call_id(self.request_id, index, call.index));
-                key!(j, "type");
-                j.str("function");
-                key!(j, "function");
-                j.obj();
-                key!(j, "name");
-                j.str(&call.name);
-                key!(j, "arguments");
-                j.str(&call.arguments);
-                j.end_obj();
-                j.end_obj();
+                let id = tool_call_id(self.request_id, index, call.index);
+                tool_call(j, Some(&id), None, Some(&call.name), &call.arguments);
             }
             j.end_arr();
         }
@@ -340,27 +305,13 @@ impl Chat<'_> {
                 key!(j, "tool_calls");
                 j.arr();
                 for call in &d.calls {
-                    j.obj();
-                    key!(j, "id");
-                    match &call.name {
-                        Some(_) => j.str(&tool_call_id(self.request_id, index, call.index)),
-                        None => j.null(),
-                    }
-                    key!(j, "type");
-                    match &call.name {
-                        Some(_) => j.str("function"),
-                        None => j.null(),
-                    }
-                    key!(j, "index");
-                    j.u64(u64::from(call.index));
-                    key!(j, "function");
-                    j.obj();
-                    key!(j, "name");
-                    j.opt_str(call.name.as_deref());
-                    key!(j, "arguments");
-                    j.str(&call.arguments);
-                    j.end_obj();
-                    j.end_obj();
+                    // The call's first delta (its name) carries its id.
+                    let id = call
+                        .name
+                        .as_ref()
+                        .map(|_| tool_call_id(self.request_id, index, call.index));
+                    let name = call.name.as_deref();
+                    tool_call(j, id.as_deref(), Some(call.index), name, &call.arguments);
                 }
                 j.end_arr();
             }
@@ -368,6 +319,28 @@ impl Chat<'_> {
         }
         j.end_obj();
     }
+}
+
+/// A tool call of a message (no `index`) or of a delta: `type` is `"function"` where there is
+/// an `id`, null where there is none.
+fn tool_call(j: &mut Json, id: Option<&str>, index: Option<u32>, name: Option<&str>, args: &str) {
+    j.obj();
+    key!(j, "id");
+    j.opt_str(id);
+    key!(j, "type");
+    j.opt_str(id.map(|_| "function"));
+    if let Some(index) = index {
+        key!(j, "index");
+        j.u64(u64::from(index));
+    }
+    key!(j, "function");
+    j.obj();
+    key!(j, "name");
+    j.opt_str(name);
+    key!(j, "arguments");
+    j.str(args);
+    j.end_obj();
+    j.end_obj();
 }
 
 /// A whole call, assembled from its deltas.
@@ -426,11 +399,14 @@ fn usage(
     j.end_obj();
 }
 
-fn bytes(j: &mut Json, token: &str, sent: Option<&[u8]>) {
-    match sent {
-        Some(bytes) => j.nums(bytes),
-        None => j.nums(token.as_bytes()),
-    }
+/// A token's `"token"`, `"logprob"` and `"bytes"` (its text's bytes where none were sent).
+fn token_logprob(j: &mut Json, token: &str, logprob: f64, sent: Option<&[u8]>) {
+    key!(j, "token");
+    j.str(token);
+    key!(j, "logprob");
+    j.f64(logprob);
+    key!(j, "bytes");
+    j.nums(sent.unwrap_or(token.as_bytes()));
 }
 
 /// The chat shape of logprobs: one object per position.
@@ -450,22 +426,12 @@ pub(crate) fn chat_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>) {
     j.arr();
     for lp in content {
         j.obj();
-        key!(j, "token");
-        j.str(&lp.token);
-        key!(j, "logprob");
-        j.f64(lp.logprob);
-        key!(j, "bytes");
-        bytes(j, &lp.token, lp.bytes.as_deref());
+        token_logprob(j, &lp.token, lp.logprob, lp.bytes.as_deref());
         key!(j, "top_logprobs");
         j.arr();
         for c in &lp.top {
             j.obj();
-            key!(j, "token");
-            j.str(&c.token);
-            key!(j, "logprob");
-            j.f64(c.logprob);
-            key!(j, "bytes");
-            bytes(j, &c.token, c.bytes.as_deref());
+            token_logprob(j, &c.token, c.logprob, c.bytes.as_deref());
             j.end_obj();
         }
         j.end_arr();

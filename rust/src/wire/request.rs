@@ -119,6 +119,12 @@ impl Ask {
     }
 }
 
+/// Whether a parser runs with its reasoning hidden (`include_reasoning: false`): logprobs and
+/// token ids would show the reasoning, so they are left out too, as vLLM leaves them out.
+pub(crate) fn hides_reasoning(ask: Option<&Ask>) -> bool {
+    ask.is_some_and(|a| !a.include_reasoning)
+}
+
 /// Whether thinking is on, as vLLM's `qwen3` parser reads it: `chat_template_kwargs`'
 /// `enable_thinking` by Python truth (absent: true), else `reasoning_effort` not `"none"`.
 fn thinking(req: &Request<'_>) -> bool {

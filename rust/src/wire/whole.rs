@@ -13,8 +13,8 @@ use serde_json::value::RawValue;
 use super::input::{Body, Choice, chat_request_text, raw_as};
 use super::json::Json;
 use super::json::key;
-use super::output::{self, Answer, Chat};
-use super::request::{Ask, Params};
+use super::output::{self, Answer, Chat, ChatPrompt, Form};
+use super::request::{Params, hides_reasoning};
 use crate::parse::Context;
 use crate::stream::Stream;
 
@@ -37,17 +37,16 @@ fn whole_finish<'a>(choice: &Choice<'a>) -> Option<Cow<'a, str>> {
     }
 }
 
-/// One plain choice of a whole response: its text complete, so flushed whatever the finish.
-fn plain<'a>(
+/// One choice of a whole response: its text complete, so flushed whatever the finish.
+fn derender<'a>(
     c: &Config,
     choice: &Choice<'a>,
-    prompt: Option<&[u32]>,
+    prompt: &[u32],
     p: &Params<'_>,
+    text: &mut Text<'_>,
 ) -> Res<Out<'a>> {
     nonempty(choice)?;
-    let mut stream = Stream::new(&c.det, prompt.unwrap_or_default(), p.skip_special);
-    let mut progress = Progress::default();
-    let text = Text::Plain(&mut progress);
+    let mut stream = Stream::new(&c.det, prompt, p.skip_special);
     let finish = whole_finish(choice);
     let eos = &c.eos_token_ids;
     choice::derender(
@@ -68,32 +67,21 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
     let resp = checks::required(body.generate_response.as_deref(), "generate_response")?;
     checks::limits(resp, "generate_response", c.max_model_len)?;
     let parser = c.parser.as_deref();
-    let (p, ask) = match parser {
-        None => (Params::new(body.chat_request.as_deref(), true)?, None),
-        Some(_) => {
-            let req = checks::chat_request(body)?;
-            let mut p = Params::new(Some(req), true)?;
-            // The markers must be seen.
-            p.skip_special = false;
-            (p, Some(Ask::new(req)))
-        }
-    };
+    let (p, ask) = checks::params(body, true, parser.is_some())?;
     let prompt_tokens: i64 = raw_as(body.prompt_tokens, "prompt_tokens")?.unwrap_or(0);
     checks::count(prompt_tokens, "prompt_tokens")?;
     let request_ids: Option<Vec<u32>> = raw_as(body.prompt_token_ids, "prompt_token_ids")?;
     checks::prompt_len(request_ids.as_deref(), c.max_model_len)?;
     // Without prompt ids a parser starts where it starts on an empty prompt, as vLLM's does.
     let prompt = request_ids.as_deref().or(resp.prompt_token_ids.as_deref());
-    // With a parser and reasoning hidden, logprobs and token ids would show the reasoning:
-    // vLLM leaves both out.
-    let hide = ask.as_ref().is_some_and(|a| !a.include_reasoning);
+    let hide = hides_reasoning(ask.as_ref());
     let request_id = output::request_id_of(resp);
     let mut outs = Vec::with_capacity(resp.choices.len());
     for choice in &resp.choices {
+        let prompt = prompt.unwrap_or_default();
         let out = match (parser, &ask) {
             (Some(parser), Some(ask)) => {
                 nonempty(choice)?;
-                let prompt = prompt.unwrap_or_default();
                 let cx = Context {
                     prompt,
                     request: if parser.needs_request() {
@@ -104,22 +92,8 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
                     rules: ask.rules,
                     whole: true,
                 };
-                let mut session = parser.start(&cx).map_err(choice::parse_err)?;
-                let mut stream = Stream::new(&c.det, prompt, false);
-                let text = Text::Parsed(&mut *session);
-                let eos = &c.eos_token_ids;
-                let finish = whole_finish(choice);
-                let mut o = choice::derender(
-                    &c.det,
-                    eos,
-                    choice,
-                    finish,
-                    true,
-                    &mut stream,
-                    &p,
-                    text,
-                    &mut Vec::new(),
-                )?;
+                let session = parser.start(&cx).map_err(choice::parse_err)?;
+                let mut o = derender(c, choice, prompt, &p, &mut Text::Parsed(session))?;
                 let called = o
                     .parsed
                     .as_ref()
@@ -127,7 +101,10 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
                 o.finish_reason = choice::rewrite_finish(o.finish_reason, called, ask.named);
                 o
             }
-            _ => plain(c, choice, prompt, &p)?,
+            _ => {
+                let text = &mut Text::Plain(Progress::default());
+                derender(c, choice, prompt, &p, text)?
+            }
         };
         outs.push(out);
     }
@@ -137,17 +114,10 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
         .map(|c| c.token_ids.as_ref().map_or(0, Vec::len))
         .sum();
 
-    let say = Chat {
-        request_id: &request_id,
-        include_reasoning: ask.as_ref().is_none_or(|a| a.include_reasoning),
-    };
+    let say = Chat::new(&request_id, ask.as_ref());
     let mut j = Json::with_capacity(512 + outs.iter().map(|o| o.text.len() * 2).sum::<usize>());
-    output::open_whole(
-        &mut j,
-        &request_id,
-        true,
-        c.model_name(body.model.as_deref()),
-    );
+    let model = c.model_name(body.model.as_deref());
+    output::open(&mut j, Form::Whole, true, &request_id, model);
     for (choice, o) in resp.choices.iter().zip(&outs) {
         j.obj();
         key!(j, "index");
@@ -174,13 +144,18 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
         .prompt_token_ids
         .as_deref()
         .filter(|_| p.return_token_ids);
-    Ok(output::close_whole_chat(
+    let prompt = ChatPrompt {
+        det: &c.det,
+        logprobs: resp.prompt_logprobs.as_deref(),
+        ids: prompt_ids,
+    };
+    Ok(output::close_whole(
         j,
-        &c.det,
-        resp,
+        Some(prompt),
+        resp.kv_transfer_params,
+        resp.metrics.as_deref(),
         prompt_tokens,
         completion,
-        prompt_ids,
     ))
 }
 
@@ -246,12 +221,8 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
     let mut total_completion: usize = 0;
     let mut j = Json::with_capacity(1024);
     let request_id = output::request_id_of(&gens[0]);
-    output::open_whole(
-        &mut j,
-        &request_id,
-        false,
-        c.model_name(body.model.as_deref()),
-    );
+    let model = c.model_name(body.model.as_deref());
+    output::open(&mut j, Form::Whole, false, &request_id, model);
     let mut index: u64 = 0;
     for (g, resp) in gens.iter().enumerate() {
         let from_request = prompt_ids
@@ -265,7 +236,8 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
             .copied()
             .unwrap_or(0);
         for choice in &resp.choices {
-            let o = plain(c, choice, prompt, &p)?;
+            let text = &mut Text::Plain(Progress::default());
+            let o = derender(c, choice, prompt.unwrap_or_default(), &p, text)?;
             total_completion += choice.token_ids.as_ref().map_or(0, Vec::len);
             j.obj();
             key!(j, "index");
@@ -303,8 +275,9 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
         .iter()
         .any(|g| !same_json(g.kv_transfer_params, kv));
     let metrics = first.metrics.as_deref().filter(|_| gens.len() == 1);
-    Ok(output::close_whole_completion(
+    Ok(output::close_whole(
         j,
+        None,
         kv.filter(|_| !differ),
         metrics,
         total_prompt,

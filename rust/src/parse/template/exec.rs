@@ -14,8 +14,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::delim::{Delim, Found};
-use super::json::{Scan, Sink};
 use super::spec::{Calls, Role, Template, Values};
+use crate::parse::carry::carried;
+use crate::parse::json::{Scan, Sink};
 use std::borrow::Cow;
 
 use crate::holdback::joined;
@@ -107,18 +108,9 @@ fn floor_boundary(s: &str, mut at: usize) -> usize {
 impl TemplateState {
     /// Whether a carried state is one the executor could have written.
     pub(crate) fn check(&self) -> Result<(), String> {
-        let long = |what: &str, len: usize, max: usize| {
-            if len > max {
-                Err(format!(
-                    "its {what} is {len} bytes, at most {max} are carried"
-                ))
-            } else {
-                Ok(())
-            }
-        };
-        long("held text", self.held.len(), MAX_HELD + 4)?;
-        long("held whitespace", self.space.len(), MAX_SPACE + 4)?;
-        long("call text", self.body.len(), MAX_BODY + 4)?;
+        carried("held text", self.held.len(), MAX_HELD + 4)?;
+        carried("held whitespace", self.space.len(), MAX_SPACE + 4)?;
+        carried("call text", self.body.len(), MAX_BODY + 4)?;
         self.scan.as_ref().map_or(Ok(()), Scan::check)
     }
 
@@ -335,13 +327,8 @@ impl TemplateState {
                 match calls {
                     Calls::Object { name, arguments } => {
                         if let Some(scan) = self.scan.as_mut() {
-                            let mut sink = Sink {
-                                calls: &mut self.calls,
-                                rules: k.rules,
-                                out,
-                                name_key: name,
-                                args_key: arguments,
-                            };
+                            let mut sink =
+                                Sink::keyed(&mut self.calls, k.rules, out, name, arguments);
                             scan.close(&mut sink);
                         }
                     }
@@ -380,13 +367,7 @@ impl TemplateState {
             Role::Other => {}
             Role::Tools(Calls::Object { name, arguments }) => {
                 let scan = self.scan.get_or_insert_with(Scan::default);
-                let mut sink = Sink {
-                    calls: &mut self.calls,
-                    rules: k.rules,
-                    out,
-                    name_key: name,
-                    args_key: arguments,
-                };
+                let mut sink = Sink::keyed(&mut self.calls, k.rules, out, name, arguments);
                 scan.feed(text, &mut sink);
             }
             Role::Tools(Calls::Tags { .. } | Calls::Lax { .. }) => {

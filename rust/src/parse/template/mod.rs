@@ -41,7 +41,6 @@
 mod builtin;
 mod delim;
 mod exec;
-mod json;
 mod lax;
 mod spec;
 

@@ -33,19 +33,10 @@ fn run(t: &Template, k: Knobs, prefix: &str, pieces: &[&str]) -> Message {
         let mut d = Delta::default();
         state.feed(t, k, piece, false, &mut d);
         state = serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
-        all.content.push_str(&d.content);
-        all.reasoning.push_str(&d.reasoning);
-        all.calls.extend(d.calls);
+        all.append(d);
     }
     state.feed(t, k, "", true, &mut all);
-    let mut calls: Vec<(String, String)> = Vec::new();
-    for c in all.calls {
-        match c.name {
-            Some(name) => calls.push((name, c.arguments)),
-            None => calls.last_mut().unwrap().1.push_str(&c.arguments),
-        }
-    }
-    (all.content, all.reasoning, calls)
+    all.into_parts()
 }
 
 fn every_split(name: &str, prefix: &str, output: &str) -> Message {

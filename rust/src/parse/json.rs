@@ -1,9 +1,14 @@
 //! Tool calls written as JSON (`{"name": ..., "arguments": ...}`, or a list of them), scanned a
-//! char at a time: the name is sent once it is read, the arguments' raw text as it arrives.
+//! char at a time: the name is sent once it is read, the arguments' raw text as it arrives. The
+//! one scanner of both the hermes parser (one call a `<tool_call>` tag, [`Sink::single`]) and
+//! the response templates' JSON calls.
 
-use serde::{Deserialize, Serialize};
+use serde::de::MapAccess;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::super::delta::{Delta, ToolRules};
+use super::carry::{self, Fields, carried};
+use super::delta::{Delta, ToolRules};
 
 /// Most bytes of a name, a key, and of arguments held until the name is known.
 pub(crate) const MAX_NAME: usize = 256;
@@ -51,74 +56,168 @@ enum Part {
     Arguments,
 }
 
-/// The scanner's state (carried: every field small and bounded).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// The scanner's state (carried: every field small and bounded). Its keys are written beside
+/// those of the state that holds it when that is hermes's ([`Scan::write`], [`Scan::field`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Scan {
-    #[serde(rename = "a", default)]
     at: At,
     /// The calls are a JSON list.
-    #[serde(rename = "L", default, skip_serializing_if = "std::ops::Not::not")]
     list: bool,
     /// Depth inside an object or array value.
-    #[serde(rename = "d", default, skip_serializing_if = "is_zero")]
     depth: u32,
-    #[serde(rename = "q", default, skip_serializing_if = "std::ops::Not::not")]
     quoted: bool,
-    #[serde(rename = "e", default, skip_serializing_if = "std::ops::Not::not")]
     escaped: bool,
-    #[serde(rename = "k", default, skip_serializing_if = "String::is_empty")]
     key: String,
-    #[serde(rename = "r", default)]
     part: Part,
     /// The name's raw JSON string content, while it is read.
-    #[serde(rename = "m", default, skip_serializing_if = "String::is_empty")]
     name: String,
     /// The call's first delta (its name) was sent.
-    #[serde(rename = "s", default, skip_serializing_if = "std::ops::Not::not")]
     sent: bool,
     /// Arguments read before the name was known.
-    #[serde(rename = "p", default, skip_serializing_if = "String::is_empty")]
     pending: String,
     /// The arguments value was met (a repeated key's value is not sent).
-    #[serde(rename = "g", default, skip_serializing_if = "std::ops::Not::not")]
     has_arguments: bool,
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
+impl Scan {
+    /// Writes the scanner's keys into `map`, leaving out those at their default (but `a`, `r`).
+    pub(crate) fn write<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        map.serialize_entry("a", &self.at)?;
+        let flags = [("L", self.list), ("q", self.quoted), ("e", self.escaped)];
+        for (k, on) in flags {
+            if on {
+                map.serialize_entry(k, &true)?;
+            }
+        }
+        if self.depth != 0 {
+            map.serialize_entry("d", &self.depth)?;
+        }
+        for (k, text) in [("k", &self.key), ("m", &self.name), ("p", &self.pending)] {
+            if !text.is_empty() {
+                map.serialize_entry(k, text)?;
+            }
+        }
+        map.serialize_entry("r", &self.part)?;
+        for (k, on) in [("s", self.sent), ("g", self.has_arguments)] {
+            if on {
+                map.serialize_entry(k, &true)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Fields for Scan {
+    fn field<'de, A: MapAccess<'de>>(&mut self, key: char, map: &mut A) -> Result<bool, A::Error> {
+        match key {
+            'a' => self.at = map.next_value()?,
+            'L' => self.list = map.next_value()?,
+            'd' => self.depth = map.next_value()?,
+            'q' => self.quoted = map.next_value()?,
+            'e' => self.escaped = map.next_value()?,
+            'k' => self.key = map.next_value()?,
+            'r' => self.part = map.next_value()?,
+            'm' => self.name = map.next_value()?,
+            's' => self.sent = map.next_value()?,
+            'p' => self.pending = map.next_value()?,
+            'g' => self.has_arguments = map.next_value()?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+impl Serialize for Scan {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        self.write(&mut map)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Scan {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        carry::read(d)
+    }
 }
 
 /// Where a scanner's calls go.
 pub(crate) struct Sink<'a> {
     /// Calls begun so far in the choice.
-    pub calls: &'a mut u32,
-    pub rules: ToolRules,
-    pub out: &'a mut Delta,
-    pub name_key: &'a str,
-    pub args_key: &'a str,
+    calls: &'a mut u32,
+    rules: ToolRules,
+    out: &'a mut Delta,
+    name_key: &'a str,
+    args_key: &'a str,
+    /// The region is one call object, counted when the region opened (hermes's
+    /// `<tool_call>`): its `{` begins no call and a `[` is no list.
+    single: bool,
 }
 
-impl Sink<'_> {
+impl<'a> Sink<'a> {
+    /// A template region's calls, their name and arguments under these keys.
+    #[inline]
+    pub(crate) fn keyed(
+        calls: &'a mut u32,
+        rules: ToolRules,
+        out: &'a mut Delta,
+        name_key: &'a str,
+        args_key: &'a str,
+    ) -> Self {
+        Sink {
+            calls,
+            rules,
+            out,
+            name_key,
+            args_key,
+            single: false,
+        }
+    }
+
+    /// A hermes call's region: one object, `"name"` and `"arguments"` (or `"parameters"`).
+    #[inline]
+    pub(crate) fn single(calls: &'a mut u32, rules: ToolRules, out: &'a mut Delta) -> Self {
+        Sink {
+            calls,
+            rules,
+            out,
+            name_key: "name",
+            args_key: "arguments",
+            single: true,
+        }
+    }
+
     fn index(&self) -> u32 {
         self.calls.saturating_sub(1)
     }
 
     /// This call's deltas are dropped (`parallel_tool_calls` false and not the first call).
-    pub(crate) fn muted(&self) -> bool {
+    fn muted(&self) -> bool {
         !self.rules.parallel && *self.calls > 1
+    }
+
+    /// Arguments text of the current call, unless it is muted.
+    pub(crate) fn push_arguments(&mut self, text: &str) {
+        if !self.muted() {
+            let index = self.index();
+            self.out.push_arguments(index, text);
+        }
     }
 }
 
 impl Scan {
     /// Whether a carried state is one this scanner could have written.
     pub(crate) fn check(&self) -> Result<(), String> {
-        if self.key.len() > MAX_KEY + 4
-            || self.name.len() > MAX_NAME + 4
-            || self.pending.len() > MAX_PENDING + 4
-        {
-            return Err("its tool-call scanner holds more than it could".to_owned());
-        }
-        Ok(())
+        carried("key", self.key.len(), MAX_KEY + 4)?;
+        carried("name", self.name.len(), MAX_NAME + 4)?;
+        carried("pending arguments", self.pending.len(), MAX_PENDING + 4)
+    }
+
+    /// Whether the call was sent without an arguments value; it then counts as having one.
+    pub(crate) fn sent_without_arguments(&mut self) -> bool {
+        let missing = self.sent && !self.has_arguments;
+        self.has_arguments |= missing;
+        missing
     }
 
     /// Whether the scanner is inside a JSON string.
@@ -130,9 +229,21 @@ impl Scan {
         }
     }
 
+    /// Back to a region's start (a string keeps its room: calls come one after another).
+    pub(crate) fn reset(&mut self) {
+        self.at = At::Start;
+        self.list = false;
+        self.begin_object();
+    }
+
+    /// A call's object begins: nothing of the one before is kept.
     fn begin(&mut self, sink: &mut Sink<'_>) {
         *sink.calls = sink.calls.saturating_add(1);
         self.at = At::Key;
+        self.begin_object();
+    }
+
+    fn begin_object(&mut self) {
         self.depth = 0;
         self.quoted = false;
         self.escaped = false;
@@ -160,11 +271,7 @@ impl Scan {
 
     fn arguments(&mut self, c: char, sink: &mut Sink<'_>) {
         if self.sent {
-            if !sink.muted() {
-                let mut b = [0; 4];
-                let index = sink.index();
-                sink.out.push_arguments(index, c.encode_utf8(&mut b));
-            }
+            sink.push_arguments(c.encode_utf8(&mut [0; 4]));
         } else if self.pending.len() < MAX_PENDING {
             self.pending.push(c);
         }
@@ -195,11 +302,13 @@ impl Scan {
         }
     }
 
-    fn scan(&mut self, c: char, sink: &mut Sink<'_>) {
+    /// Scans one char of a region's text.
+    pub(crate) fn scan(&mut self, c: char, sink: &mut Sink<'_>) {
         match self.at {
             At::Start | At::Between => match c {
+                '{' if sink.single => self.at = At::Key,
                 '{' => self.begin(sink),
-                '[' if self.at == At::Start => {
+                '[' if self.at == At::Start && !sink.single => {
                     self.list = true;
                     self.at = At::Between;
                 }
