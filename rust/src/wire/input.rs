@@ -26,8 +26,8 @@ pub(crate) fn parse(body: &[u8]) -> Res<Body<'_>> {
         return Err(WireError::bad("the body must be a JSON object"));
     }
     // UTF-8 is checked once for the whole body, so the parser need not check string by string
-    // (a third of its work on a stream chunk, measured); a body that is not UTF-8 takes the
-    // byte path, which says where.
+    // (12% of a one-id chat chunk's instructions, by callgrind); a body that is not UTF-8 takes
+    // the byte path, which says where.
     let parsed = match std::str::from_utf8(body) {
         Ok(text) => serde_json::from_str::<Body<'_>>(text),
         Err(_) => serde_json::from_slice::<Body<'_>>(body),
