@@ -271,17 +271,17 @@ impl Loop<'_> {
                 }
             }
             Route::Health => {
-                self.send(slot, 200, http::PLAIN, b"", head_only);
                 self.record(HEALTH, 200, req.start);
+                self.send(slot, 200, http::PLAIN, b"", head_only);
             }
             Route::Models => {
-                self.send(slot, 200, http::JSON, &shared.models, head_only);
                 self.record(MODELS, 200, req.start);
+                self.send(slot, 200, http::JSON, &shared.models, head_only);
             }
             Route::Metrics => {
                 let text = (shared.render)(&shared.snapshot());
-                self.send(slot, 200, http::PROMETHEUS, &text, head_only);
                 self.record(METRICS, 200, req.start);
+                self.send(slot, 200, http::PROMETHEUS, &text, head_only);
             }
             Route::WrongMethod(endpoint, message) => {
                 self.error(slot, endpoint, 405, message, req.start);
@@ -302,18 +302,22 @@ impl Loop<'_> {
         start: Instant,
         reply: &Reply,
     ) {
-        self.send(slot, reply.status, http::JSON, &reply.body, false);
-        let seconds = start.elapsed().as_secs_f64();
-        let b = &self.shared.opts.bounds;
-        let mut m = lock(&self.shared.metrics[self.index]);
-        if reply.status == 200 {
-            m.derendered(b, reply.tokens, reply.state_bytes, seconds);
-        } else {
-            m.error(reason(reply.status));
+        // Counted before the answer goes out: a client that has its answer sees it counted.
+        {
+            let seconds = start.elapsed().as_secs_f64();
+            let b = &self.shared.opts.bounds;
+            let mut m = lock(&self.shared.metrics[self.index]);
+            if reply.status == 200 {
+                m.derendered(b, reply.tokens, reply.state_bytes, seconds);
+            } else {
+                m.error(reason(reply.status));
+            }
+            m.record(b, endpoint, reply.status, seconds);
         }
-        m.record(b, endpoint, reply.status, seconds);
+        self.send(slot, reply.status, http::JSON, &reply.body, false);
     }
 
+    /// Counts an answer, before it is sent (as [`Loop::derendered`] does).
     pub(super) fn record(&self, endpoint: usize, status: u16, start: Instant) {
         let b = &self.shared.opts.bounds;
         let seconds = start.elapsed().as_secs_f64();
@@ -328,13 +332,15 @@ impl Loop<'_> {
         message: &str,
         start: Instant,
     ) {
+        {
+            let b = &self.shared.opts.bounds;
+            let seconds = start.elapsed().as_secs_f64();
+            let mut m = lock(&self.shared.metrics[self.index]);
+            m.error(reason(status));
+            m.record(b, endpoint, status, seconds);
+        }
         let body = crate::wire::error_body(status, message, None);
         self.send(slot, status, http::JSON, &body, false);
-        let b = &self.shared.opts.bounds;
-        let seconds = start.elapsed().as_secs_f64();
-        let mut m = lock(&self.shared.metrics[self.index]);
-        m.error(reason(status));
-        m.record(b, endpoint, status, seconds);
     }
 
     pub(super) fn too_large(&mut self, slot: usize, endpoint: usize, start: Instant) {
