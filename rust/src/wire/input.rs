@@ -29,7 +29,10 @@ pub(crate) fn parse(body: &[u8]) -> Res<Body<'_>> {
     // (12% of a one-id chat chunk's instructions, by callgrind); a body that is not UTF-8 takes
     // the byte path, which says where.
     let parsed = match std::str::from_utf8(body) {
-        Ok(text) => serde_json::from_str::<Body<'_>>(text),
+        Ok(text) => match super::quick::body(text) {
+            Some(b) => return Ok(b),
+            None => serde_json::from_str::<Body<'_>>(text),
+        },
         Err(_) => serde_json::from_slice::<Body<'_>>(body),
     };
     match parsed {
@@ -114,7 +117,7 @@ pub(crate) fn chat_request_text(body: &[u8]) -> Option<&str> {
 }
 
 /// A derender body of any shape.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug)]
 #[serde(expecting = "a derender request object")]
 pub(crate) struct Body<'a> {
     #[serde(default)]
@@ -142,7 +145,7 @@ pub(crate) struct Body<'a> {
 }
 
 /// A generate response or stream chunk (the chunk is the response minus a few fields).
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a generate response object")]
 pub(crate) struct Generate<'a> {
     #[serde(default, borrow)]
@@ -165,7 +168,7 @@ pub(crate) struct Generate<'a> {
 }
 
 /// vLLM's `PerRequestMetrics`, passed through with every field it declares.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a metrics object")]
 pub(crate) struct Metrics {
     #[serde(default)]
@@ -183,7 +186,7 @@ pub(crate) struct Metrics {
 }
 
 /// vLLM's `SpeculativeDecodingMetrics`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a speculative_decoding object")]
 pub(crate) struct SpecMetrics {
     pub mean_acceptance_length: f64,
@@ -200,7 +203,7 @@ pub(crate) struct SpecMetrics {
 }
 
 /// One generate choice.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a choice object")]
 pub(crate) struct Choice<'a> {
     pub index: u32,
@@ -245,7 +248,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for StopReason<'a> {
 }
 
 /// Token counts from the generate side.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a usage object")]
 pub(crate) struct Usage<'a> {
     #[serde(default)]
@@ -259,7 +262,7 @@ pub(crate) struct Usage<'a> {
 }
 
 /// A choice's logprobs, in either shape: by id or the chat shape with placeholders.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a logprobs object")]
 pub(crate) struct Logprobs<'a> {
     #[serde(default, borrow)]
@@ -267,7 +270,7 @@ pub(crate) struct Logprobs<'a> {
 }
 
 /// One position: the sampled token and its alternatives.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a logprob entry object")]
 pub(crate) struct LogprobEntry<'a> {
     #[serde(default)]
@@ -283,7 +286,7 @@ pub(crate) struct LogprobEntry<'a> {
 }
 
 /// A token of a logprob entry: `token_id` (by id) or `token` (chat shape: `"token_id:N"` or text).
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a logprob object")]
 pub(crate) struct LogprobToken<'a> {
     #[serde(default)]
@@ -297,7 +300,7 @@ pub(crate) struct LogprobToken<'a> {
 }
 
 /// One entry of a `prompt_logprobs` position.
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(expecting = "a prompt logprob object")]
 pub(crate) struct PromptLogprob {
     pub logprob: f64,
@@ -308,6 +311,7 @@ pub(crate) struct PromptLogprob {
 }
 
 /// A JSON object kept as key-value pairs in the order they came.
+#[derive(Debug)]
 pub(crate) struct Pairs<T>(pub Vec<(String, T)>);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairs<T> {
@@ -331,7 +335,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairs<T> {
 }
 
 /// The fields of the original chat or completion request that derender reads.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug)]
 #[serde(expecting = "a request object")]
 pub(crate) struct Request<'a> {
     #[serde(default, borrow)]
@@ -376,6 +380,7 @@ pub(crate) struct Request<'a> {
 }
 
 /// `stop`: one string or a list of them.
+#[derive(Debug)]
 pub(crate) struct Stop<'a>(pub Vec<Cow<'a, str>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Stop<'a> {
@@ -434,7 +439,7 @@ impl<'de> Deserialize<'de> for BoolOrCount {
 }
 
 /// The client-carried stream state (vLLM's fields, then tokstream's extensions).
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug)]
 #[serde(default)]
 #[serde(expecting = "a stream_state object")]
 pub(crate) struct State {
@@ -460,6 +465,7 @@ pub(crate) struct State {
 
 /// A struct that must come as a JSON object (serde alone also reads a struct from an array of
 /// its field values, which no client means). Dereferences to the struct.
+#[derive(Debug)]
 pub(crate) struct Obj<T>(pub T);
 
 impl<T> std::ops::Deref for Obj<T> {

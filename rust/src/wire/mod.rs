@@ -23,6 +23,7 @@ mod input;
 mod json;
 mod logprobs;
 mod output;
+mod quick;
 mod request;
 mod whole;
 
