@@ -62,6 +62,9 @@ pub(super) struct Loop<'a> {
     pub(super) listener: Option<Accept>,
     /// What a read lands in before it is appended to its connection's buffer.
     pub(super) scratch: Box<[u8]>,
+    /// When the current round of events began: what deadlines are counted from (they are
+    /// seconds long, a round is not), one clock read a round rather than several a request.
+    pub(super) now: Instant,
 }
 
 /// Runs one loop thread until its connections are done after a drain.
@@ -78,6 +81,7 @@ pub(crate) fn run(index: usize, poll: Poll, mut listener: Accept, shared: &Share
         generation: 0,
         listener: registered.ok().map(|()| listener),
         scratch: vec![0; READ_CHUNK].into_boxed_slice(),
+        now: Instant::now(),
     };
     lp.run();
 }
@@ -103,6 +107,7 @@ impl Loop<'_> {
                     return;
                 }
             }
+            self.now = Instant::now();
             for event in events.iter() {
                 match event.token() {
                     LISTENER => self.accept(),
@@ -270,7 +275,7 @@ impl Loop<'_> {
     /// true when it stopped at the cap rather than at an empty socket.
     fn read_some(&mut self, slot: usize) -> bool {
         let max_head = self.shared.opts.max_header_bytes;
-        let body_timeout = self.shared.opts.body_timeout;
+        let body_deadline = self.now + self.shared.opts.body_timeout;
         let scratch = &mut self.scratch;
         let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
             return false;
@@ -323,7 +328,7 @@ impl Loop<'_> {
                 Ok(n) => {
                     c.buf.extend_from_slice(&scratch[..n]);
                     if let Phase::Body(_) = c.phase {
-                        c.deadline = Instant::now() + body_timeout;
+                        c.deadline = body_deadline;
                     }
                     if n < READ_CHUNK {
                         break; // the socket is empty: a new arrival is a new event
@@ -396,13 +401,13 @@ impl Loop<'_> {
         body: &[u8],
         head_only: bool,
     ) {
-        let keep_alive = self.shared.opts.keep_alive_timeout;
+        let idle_deadline = self.now + self.shared.opts.keep_alive_timeout;
         let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
             return;
         };
         http::respond(&mut c.out, status, kind, body, c.close_after, head_only);
         c.served += 1;
-        c.deadline = Instant::now() + keep_alive;
+        c.deadline = idle_deadline;
         self.flush(slot);
     }
 

@@ -96,6 +96,7 @@ impl Loop<'_> {
     pub(super) fn head(&mut self, slot: usize) -> bool {
         let opts = &self.shared.opts;
         let draining = self.shared.draining.load(Ordering::SeqCst);
+        let now = self.now;
         let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
             return false;
         };
@@ -103,7 +104,7 @@ impl Loop<'_> {
             c.head_started = true;
             if c.served > 0 {
                 // The first bytes of a later request: its headers have the header timeout.
-                c.deadline = Instant::now() + opts.header_timeout;
+                c.deadline = now + opts.header_timeout;
             }
         }
         match http::parse_head(&c.buf, opts.max_header_bytes) {
@@ -177,6 +178,7 @@ impl Loop<'_> {
     /// can read its next one.
     pub(super) fn body(&mut self, slot: usize) -> bool {
         let opts = &self.shared.opts;
+        let now = self.now;
         let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
             return false;
         };
@@ -188,7 +190,7 @@ impl Loop<'_> {
                 Decoded::More(used) => {
                     if used > 0 {
                         c.buf.drain(..used);
-                        c.deadline = Instant::now() + opts.body_timeout;
+                        c.deadline = now + opts.body_timeout;
                     }
                     if c.gone {
                         self.close(slot);
@@ -220,6 +222,18 @@ impl Loop<'_> {
                         self.close(slot);
                     }
                     return false;
+                }
+                if let (Route::Derender(path, endpoint), true) =
+                    (req.route, n > 0 && n < opts.offload_bytes)
+                {
+                    // Derendered where it lies in the buffer, which keeps its room for the
+                    // next request: no copy and no allocation.
+                    let reply = self.shared.handle(path, c.buf.get(..n).unwrap_or_default());
+                    c.buf.drain(..n);
+                    let start = req.start;
+                    c.phase = Phase::Head;
+                    self.derendered(slot, endpoint, start, &reply);
+                    return true;
                 }
                 if n == 0 {
                     Vec::new()
