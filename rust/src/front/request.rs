@@ -73,6 +73,15 @@ pub(super) fn reason(status: u16) -> &'static str {
     }
 }
 
+/// Where a request's body is once it has all arrived.
+pub(super) enum Body {
+    /// The first `n` bytes of the connection's buffer, drained once answered (a body under
+    /// the offload size).
+    Buffered(usize),
+    /// Taken out of the buffer: a body the pool may take, or a decoded chunked body.
+    Owned(Vec<u8>),
+}
+
 /// A request whose head has arrived.
 pub(super) struct Request {
     pub(super) head: Head,
@@ -185,7 +194,7 @@ impl Loop<'_> {
         let Phase::Body(req) = &mut c.phase else {
             return false;
         };
-        let body: Vec<u8> = match (&mut req.chunked, req.head.body) {
+        let body = match (&mut req.chunked, req.head.body) {
             (Some(chunked), _) => match chunked.feed(&c.buf, opts.max_body_bytes) {
                 Decoded::More(used) => {
                     if used > 0 {
@@ -199,7 +208,7 @@ impl Loop<'_> {
                 }
                 Decoded::Done(used) => {
                     c.buf.drain(..used);
-                    std::mem::take(&mut chunked.body)
+                    Body::Owned(std::mem::take(&mut chunked.body))
                 }
                 Decoded::TooLarge => {
                     let (endpoint, start) = (endpoint_of(req.route), req.start);
@@ -223,28 +232,16 @@ impl Loop<'_> {
                     }
                     return false;
                 }
-                if let (Route::Derender(path, endpoint), true) =
-                    (req.route, n > 0 && n < opts.offload_bytes)
-                {
-                    // Derendered where it lies in the buffer, which keeps its room for the
-                    // next request: no copy and no allocation.
-                    let reply = self.shared.handle(path, c.buf.get(..n).unwrap_or_default());
-                    c.buf.drain(..n);
-                    let start = req.start;
-                    c.phase = Phase::Head;
-                    self.derendered(slot, endpoint, start, &reply);
-                    return true;
-                }
-                if n == 0 {
-                    Vec::new()
+                if n < opts.offload_bytes {
+                    Body::Buffered(n)
                 } else if c.buf.len() == n {
-                    std::mem::take(&mut c.buf)
+                    Body::Owned(std::mem::take(&mut c.buf))
                 } else {
                     let rest = c.buf.split_off(n);
-                    std::mem::replace(&mut c.buf, rest)
+                    Body::Owned(std::mem::replace(&mut c.buf, rest))
                 }
             }
-            (None, Framing::Chunked) => Vec::new(),
+            (None, Framing::Chunked) => Body::Buffered(0),
         };
         let Phase::Body(req) = std::mem::replace(&mut c.phase, Phase::Head) else {
             return false;
@@ -253,36 +250,46 @@ impl Loop<'_> {
     }
 
     /// Answers a request whose body is in; true when the connection can go on at once.
-    pub(super) fn answer(&mut self, slot: usize, req: Request, body: Vec<u8>) -> bool {
+    pub(super) fn answer(&mut self, slot: usize, req: Request, body: Body) -> bool {
         let shared = self.shared;
         let head_only = req.head.method == Method::Head;
+        let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return false;
+        };
+        if let (Body::Buffered(n), false) = (&body, matches!(req.route, Route::Derender(..))) {
+            c.buf.drain(..(*n).min(c.buf.len())); // only derender reads a body
+        }
         match req.route {
             Route::Derender(path, endpoint) => {
-                if body.len() >= shared.opts.offload_bytes {
-                    let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
-                        return false;
-                    };
-                    let job = Job {
-                        to: self.index,
-                        token: slot,
-                        generation: c.generation,
-                        path,
-                        body,
-                    };
-                    match shared.offload(job) {
-                        Ok(()) => {
-                            c.phase = Phase::Waiting(req);
-                            return false;
-                        }
-                        Err(job) => {
-                            let reply = shared.handle(path, &job.body);
-                            self.derendered(slot, endpoint, req.start, &reply);
+                let reply = match body {
+                    // Derendered where it lies, and the buffer keeps its room for the next
+                    // request: no copy, no allocation.
+                    Body::Buffered(n) => {
+                        let reply = shared.handle(path, c.buf.get(..n).unwrap_or_default());
+                        c.buf.drain(..n.min(c.buf.len()));
+                        reply
+                    }
+                    Body::Owned(body) if body.len() < shared.opts.offload_bytes => {
+                        shared.handle(path, &body)
+                    }
+                    Body::Owned(body) => {
+                        let job = Job {
+                            to: self.index,
+                            token: slot,
+                            generation: c.generation,
+                            path,
+                            body,
+                        };
+                        match shared.offload(job) {
+                            Ok(()) => {
+                                c.phase = Phase::Waiting(req);
+                                return false;
+                            }
+                            Err(job) => shared.handle(path, &job.body),
                         }
                     }
-                } else {
-                    let reply = shared.handle(path, &body);
-                    self.derendered(slot, endpoint, req.start, &reply);
-                }
+                };
+                self.derendered(slot, endpoint, req.start, &reply);
             }
             Route::Health => {
                 self.record(HEALTH, 200, req.start);

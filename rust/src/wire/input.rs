@@ -286,7 +286,7 @@ pub(crate) struct LogprobEntry<'a> {
 }
 
 /// A token of a logprob entry: `token_id` (by id) or `token` (chat shape: `"token_id:N"` or text).
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Default)]
 #[serde(expecting = "a logprob object")]
 pub(crate) struct LogprobToken<'a> {
     #[serde(default)]

@@ -85,23 +85,16 @@ impl<'a> Reader<'a> {
 
     /// `None` for null, else what `read` reads.
     fn opt<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
-        if self.rest().starts_with(b"null") {
-            self.at += 4;
+        if self.null().is_some() {
             return Some(None);
         }
         read(self).map(Some)
     }
 
     fn bool(&mut self) -> Option<bool> {
-        let rest = self.rest();
-        if rest.starts_with(b"true") {
-            self.at += 4;
-            Some(true)
-        } else if rest.starts_with(b"false") {
-            self.at += 5;
-            Some(false)
-        } else {
-            None
+        match self.word(b"true") {
+            Some(()) => Some(true),
+            None => self.word(b"false").map(|()| false),
         }
     }
 
@@ -140,15 +133,18 @@ impl<'a> Reader<'a> {
     /// integers, `-0`, values out of range or rounded to zero).
     fn f64(&mut self) -> Option<f64> {
         let start = self.at;
-        self.number()?;
+        let integer = self.number()?;
         let text = self.text.get(start..self.at)?;
-        let mantissa = text.split(['e', 'E']).next().unwrap_or_default();
-        let zero = !mantissa.bytes().any(|b| matches!(b, b'1'..=b'9'));
-        if !text.contains(['.', 'e', 'E']) {
-            // An integer: exact in an f64 up to 15 digits; serde reads `-0` as an integer.
-            return (text.len() <= 15 && !text.starts_with("-0")).then(|| text.parse().ok())?;
+        if integer {
+            // Exact in an f64 up to 15 digits; serde reads `-0` as an integer.
+            return if text.len() <= 15 && !text.starts_with("-0") {
+                text.parse().ok()
+            } else {
+                None
+            };
         }
-        if zero {
+        let mantissa = text.split(['e', 'E']).next().unwrap_or_default();
+        if !mantissa.bytes().any(|b| matches!(b, b'1'..=b'9')) {
             // `0.0` and `-0.0` keep their sign, as serde's do.
             return Some(if text.starts_with('-') { -0.0 } else { 0.0 });
         }
@@ -328,7 +324,9 @@ impl<'a> Reader<'a> {
                 b't' => self.word(b"true")?,
                 b'f' => self.word(b"false")?,
                 b'n' => self.word(b"null")?,
-                b'-' | b'0'..=b'9' => self.number()?,
+                b'-' | b'0'..=b'9' => {
+                    self.number()?;
+                }
                 _ => return None,
             }
             // After a value: close what ends here, then on to the next member.
@@ -391,7 +389,8 @@ impl<'a> Reader<'a> {
     }
 
     /// A number by JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
-    fn number(&mut self) -> Option<()> {
+    /// True for an integer (no fraction, no exponent).
+    fn number(&mut self) -> Option<bool> {
         let bytes = self.text.as_bytes();
         let mut at = self.at;
         let digits = |at: &mut usize| {
@@ -411,6 +410,7 @@ impl<'a> Reader<'a> {
             }
             _ => return None,
         }
+        let whole = at;
         if bytes.get(at) == Some(&b'.') {
             at += 1;
             if !digits(&mut at) {
@@ -427,7 +427,7 @@ impl<'a> Reader<'a> {
             }
         }
         self.at = at;
-        Some(())
+        Some(at == whole)
     }
 }
 

@@ -249,78 +249,72 @@ impl<'a> Reader<'a> {
     }
 
     fn position(&mut self) -> Option<Obj<LogprobEntry<'a>>> {
-        let mut e = LogprobEntry {
-            token_id: None,
-            token: None,
-            logprob: None,
-            bytes: None,
-            top_logprobs: None,
-        };
+        let mut t = LogprobToken::default();
+        let mut top_logprobs = None;
         let mut seen = Seen::default();
         self.object(|r, key| {
-            match key {
-                b"token_id" => {
-                    seen.once(0)?;
-                    e.token_id = r.opt(Self::u32)?;
-                }
-                b"token" => {
-                    seen.once(1)?;
-                    e.token = r.opt(Self::string)?;
-                }
-                b"logprob" => {
-                    seen.once(2)?;
-                    e.logprob = r.opt(Self::f64)?;
-                }
-                b"bytes" => {
-                    seen.once(3)?;
-                    e.bytes = r.opt(|r| r.list(Self::u8))?;
-                }
-                b"top_logprobs" => {
-                    seen.once(4)?;
-                    e.top_logprobs = r.opt(|r| r.list(Self::alternative))?;
-                }
-                _ => {
-                    r.skip()?;
-                }
+            if key == b"top_logprobs" {
+                seen.once(4)?;
+                top_logprobs = r.opt(|r| r.list(Self::alternative))?;
+            } else if !r.token_field(key, &mut seen, &mut t)? {
+                r.skip()?;
             }
             Some(())
         })?;
-        Some(Obj(e))
+        let LogprobToken {
+            token_id,
+            token,
+            logprob,
+            bytes,
+        } = t;
+        Some(Obj(LogprobEntry {
+            token_id,
+            token,
+            logprob,
+            bytes,
+            top_logprobs,
+        }))
     }
 
     fn alternative(&mut self) -> Option<Obj<LogprobToken<'a>>> {
-        let mut t = LogprobToken {
-            token_id: None,
-            token: None,
-            logprob: None,
-            bytes: None,
-        };
+        let mut t = LogprobToken::default();
         let mut seen = Seen::default();
         self.object(|r, key| {
-            match key {
-                b"token_id" => {
-                    seen.once(0)?;
-                    t.token_id = r.opt(Self::u32)?;
-                }
-                b"token" => {
-                    seen.once(1)?;
-                    t.token = r.opt(Self::string)?;
-                }
-                b"logprob" => {
-                    seen.once(2)?;
-                    t.logprob = r.opt(Self::f64)?;
-                }
-                b"bytes" => {
-                    seen.once(3)?;
-                    t.bytes = r.opt(|r| r.list(Self::u8))?;
-                }
-                _ => {
-                    r.skip()?;
-                }
+            if !r.token_field(key, &mut seen, &mut t)? {
+                r.skip()?;
             }
             Some(())
         })?;
         Some(Obj(t))
+    }
+
+    /// A field a logprob position shares with its alternatives; false for any other key.
+    fn token_field(
+        &mut self,
+        key: &[u8],
+        seen: &mut Seen,
+        t: &mut LogprobToken<'a>,
+    ) -> Option<bool> {
+        match key {
+            b"token_id" => {
+                seen.once(0)?;
+                t.token_id = self.opt(Self::u32)?;
+            }
+            b"token" => {
+                seen.once(1)?;
+                t.token = self.opt(Self::string)?;
+            }
+            b"logprob" => {
+                seen.once(2)?;
+                t.logprob = self.opt(Self::f64)?;
+            }
+            b"bytes" => {
+                seen.once(3)?;
+                t.bytes = self.opt(|r| r.list(Self::u8))?;
+            }
+            _ => return Some(false),
+        }
+        Some(true)
     }
 
     /// A chat or completion request: its fields derender reads are few and small, and most
