@@ -62,3 +62,11 @@ def test_load_quick_over_unix_sockets(tmp_path: Path) -> None:
         ("tokstream", "unix"),
         ("asgi", "unix"),
     }
+
+
+@pytest.mark.timeout(180)
+def test_load_quick_pipelined(tmp_path: Path) -> None:
+    """Quick mode with four streams to a connection, each round's chunks pipelined in one write:
+    both fronts, no error, every text exact."""
+    runs = quick(tmp_path, "--servers", "tokstream", "asgi", "--per-connection", "4")
+    assert {(r["server"], r["per_connection"]) for r in runs} == {("tokstream", 4), ("asgi", 4)}

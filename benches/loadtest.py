@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import subprocess
@@ -84,19 +85,10 @@ async def replay_one(
             errors.append({**error, "body": body.decode()[:4000]})
             break
         latencies.append(clock() - start)
-        at = answer.rfind(_STATE_KEY)
-        if status != 200 or at < 0 or not answer.endswith(b"}"):
-            errors.append(
-                {
-                    "stream": s.index,
-                    "chunk": k,
-                    "status": status,
-                    "body": body.decode()[:4000],
-                    "answer": answer.decode(errors="replace")[:4000],
-                }
-            )
+        got = take_answer(s, k, body, status, answer, errors)
+        if got is None:
             break
-        state = answer[at + len(_STATE_KEY) : -1]
+        state = got
         answers.append(answer)
     return answers
 
@@ -133,57 +125,77 @@ async def replay(url: str, streams: list[Stream]) -> dict[str, Any]:
     }
 
 
-async def replay_one_raw(
-    url: str, s: Stream, latencies: list[float], errors: list[dict[str, Any]]
-) -> list[bytes]:
-    """``replay_one`` on a connection of the light client (one per stream, kept alive)."""
+def take_answer(
+    s: Stream, k: int, body: bytes, status: int, answer: bytes, errors: list[dict[str, Any]]
+) -> bytes | None:
+    """The state of an answer to chunk ``k`` of ``s``, or None (an error recorded)."""
+    at = answer.rfind(_STATE_KEY)
+    if status != 200 or at < 0 or not answer.endswith(b"}"):
+        errors.append(
+            {
+                "stream": s.index,
+                "chunk": k,
+                "status": status,
+                "body": body.decode()[:4000],
+                "answer": answer.decode(errors="replace")[:4000],
+            }
+        )
+        return None
+    return answer[at + len(_STATE_KEY) : -1]
+
+
+async def replay_group_raw(
+    url: str, group: list[Stream], latencies: list[float], errors: list[dict[str, Any]]
+) -> list[list[bytes]]:
+    """Streams sharing one connection of the light client, kept alive: in each round every
+    stream with chunks left posts its next one, the round's requests pipelined in one write."""
     from http_client import Connection
 
-    state, answers = b"null", []
+    states = [b"null"] * len(group)
+    answers: list[list[bytes]] = [[] for _ in group]
+    live = [j for j, s in enumerate(group) if s.heads]
     clock = time.perf_counter
     conn = await Connection.open_url(url)
     try:
-        for k in range(len(s.heads)):
-            body = s.heads[k] + state + s.tails[k]
+        k = 0
+        while live:
+            bodies = [group[j].heads[k] + states[j] + group[j].tails[k] for j in live]
             start = clock()
             try:
-                status, answer = await conn.post(s.path, body)
-            except Exception as exc:
-                errors.append({"stream": s.index, "chunk": k, "error": repr(exc)})
-                break
-            latencies.append(clock() - start)
-            at = answer.rfind(_STATE_KEY)
-            if status != 200 or at < 0 or not answer.endswith(b"}"):
-                errors.append(
-                    {
-                        "stream": s.index,
-                        "chunk": k,
-                        "status": status,
-                        "body": body.decode()[:4000],
-                        "answer": answer.decode(errors="replace")[:4000],
-                    }
+                got = await conn.post_many(
+                    [(group[j].path, b) for j, b in zip(live, bodies, strict=True)]
                 )
+            except Exception as exc:
+                errors += [{"stream": group[j].index, "chunk": k, "error": repr(exc)} for j in live]
                 break
-            state = answer[at + len(_STATE_KEY) : -1]
-            answers.append(answer)
+            latencies += [clock() - start] * len(live)
+            for j, body, (status, answer) in zip(live, bodies, got, strict=True):
+                state = take_answer(group[j], k, body, status, answer, errors)
+                if state is None:
+                    return answers
+                states[j] = state
+                answers[j].append(answer)
+            k += 1
+            live = [j for j in live if k < len(group[j].heads)]
     finally:
         conn.close()
     return answers
 
 
-async def replay_raw(url: str, streams: list[Stream]) -> dict[str, Any]:
-    """``replay`` with the light client."""
+async def replay_raw(url: str, streams: list[Stream], per_connection: int = 1) -> dict[str, Any]:
+    """``replay`` with the light client, ``per_connection`` streams to a connection."""
     latencies: list[float] = []
     errors: list[dict[str, Any]] = []
+    groups = [streams[i : i + per_connection] for i in range(0, len(streams), per_connection)]
     start = time.perf_counter()
     cpu = time.process_time()
-    answers = await asyncio.gather(*(replay_one_raw(url, s, latencies, errors) for s in streams))
+    got = await asyncio.gather(*(replay_group_raw(url, g, latencies, errors) for g in groups))
     return {
         "wall": time.perf_counter() - start,
         "client_cpu": time.process_time() - cpu,
         "latencies": latencies,
         "errors": errors,
-        "answers": answers,
+        "answers": [a for answers in got for a in answers],
     }
 
 
@@ -192,10 +204,16 @@ CLIENTS = {"light": replay_raw, "aiohttp": replay}
 
 
 def run_load(
-    server: Server, streams: list[Stream], warmup: list[Stream], client: str = "light"
+    server: Server,
+    streams: list[Stream],
+    warmup: list[Stream],
+    client: str = "light",
+    per_connection: int = 1,
 ) -> dict[str, Any]:
     """Warms the server up, replays ``streams`` once with the clock on, checks every answer."""
     replay_with = CLIENTS[client]
+    if per_connection > 1:
+        replay_with = functools.partial(replay_raw, per_connection=per_connection)
     warm = asyncio_run(replay_with(server.url, warmup))
     before = server.cpu_seconds()
     got = asyncio_run(replay_with(server.url, streams))
@@ -210,6 +228,7 @@ def run_load(
         "server": server.name,
         "transport": server.transport,
         "streams": len(streams),
+        "per_connection": per_connection,
         "tokens_per_stream": len(streams[0].ids),
         "chunks": chunks,
         "tokens": tokens,
@@ -277,15 +296,17 @@ def conditions(args: argparse.Namespace) -> dict[str, Any]:
 def markdown(runs: list[dict[str, Any]], workers: int) -> str:
     """The replay figures as Markdown tables, with the tokstream / reference ratios."""
     lines = [
-        "| server | transport | workers | streams | tokens/stream | chunks | chunks/s | tokens/s "
+        "| server | transport | workers | streams | streams/conn | tokens/stream | chunks "
+        "| chunks/s | tokens/s "
         "| p50 | p99 | server CPU/token | server CPU/chunk | chunks/s per core | server busy "
         "| client busy | errors | exact |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in runs:
         lat = r["latency_ms"]
         lines.append(
             f"| {r['server']} | {r['transport']} | {workers} | {r['streams']} "
+            f"| {r.get('per_connection', 1)} "
             f"| {r['tokens_per_stream']} "
             f"| {r['chunks']:,} | {r['chunks_per_s']:,.0f} | {r['tokens_per_s']:,.0f} "
             f"| {fmt_ms(lat['p50'])} | {fmt_ms(lat['p99'])} "
@@ -370,6 +391,13 @@ def main(argv: list[str] | None = None) -> int:
         help="how the client reaches the server: loopback TCP (default) or a Unix domain socket "
         "(tokstream serve --uds; the light client only, not the reference server)",
     )
+    parser.add_argument(
+        "--per-connection",
+        type=int,
+        default=1,
+        help="streams sharing one keep-alive connection, their chunks pipelined a round at a "
+        "time (default: 1, a connection per stream; above 1 takes the light client)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--client",
@@ -402,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
         args.client != "light" or args.health or "reference" in args.servers
     ):
         parser.error("--transports unix takes the light client and the tokstream servers only")
+    if args.per_connection < 1 or (args.per_connection > 1 and args.client != "light"):
+        parser.error("--per-connection takes 1 or more, and above 1 the light client")
     quick = args.quick
     args.streams = args.streams or ([8] if quick else [64, 256])
     args.tokens = args.tokens or (64 if quick else 512)
@@ -422,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
             server = Server(name, args.tokenizer, args.workers, transport)
             try:
                 for n in args.streams:
-                    run = run_load(server, streams[:n], warmup, args.client)
+                    run = run_load(server, streams[:n], warmup, args.client, args.per_connection)
                     report["runs"].append(run)
                     print(
                         f"{name:<9} {transport:<4} N={n:<4} {run['chunks_per_s']:8,.0f} chunks/s "

@@ -286,3 +286,30 @@ def test_pipelined_requests_are_all_answered(server: Server) -> None:
     sock.close()
     assert raw.count(b"HTTP/1.1 200 OK") == 4, raw[:600]
     assert raw.endswith(b"]}"), raw[-200:]
+
+
+def test_pipelined_derenders_are_answered_in_order(server: Server) -> None:
+    """Twelve derenders of different texts in one write: twelve answers, each its own text, in
+    the order asked (a client that carries many streams on one connection relies on it)."""
+    tok = load_tokenizer("qwen3")
+    texts = [f"stream {k}: {'中文 👋 ' * k}end" for k in range(12)]
+    raw = b""
+    for k, text in enumerate(texts):
+        body = json.dumps(whole_body(COMPLETION, tok.encode(text).ids)).encode()
+        close = "Connection: close\r\n" if k == len(texts) - 1 else ""
+        head = (
+            f"POST {COMPLETION} HTTP/1.1\r\nHost: x\r\n{close}Content-Length: {len(body)}\r\n\r\n"
+        )
+        raw += head.encode() + body
+    sock = connect(server.address, timeout=30)
+    sock.sendall(raw)
+    rest = read_all(sock)
+    sock.close()
+    got = []
+    while rest:
+        status, headers, tail = parse(rest)
+        length = int(headers["content-length"])
+        assert status == 200, tail[:300]
+        got.append(json.loads(tail[:length])["choices"][0]["text"])
+        rest = tail[length:]
+    assert got == texts

@@ -18,6 +18,9 @@ pub(crate) const WAKER: Token = Token(usize::MAX);
 /// How often deadlines are looked at.
 const SWEEP: Duration = Duration::from_millis(50);
 pub(super) const READ_CHUNK: usize = 64 * 1024;
+/// Answers queued on a connection past which its next pipelined request waits for them to go
+/// out: what a client that writes and does not read makes the server hold.
+const OUT_CAP: usize = 256 * 1024;
 
 pub(super) enum Phase {
     /// Waiting for a request line and headers.
@@ -347,8 +350,29 @@ impl Loop<'_> {
         false
     }
 
-    /// Moves a connection on as far as what it has buffered allows.
+    /// Moves a connection on as far as what it has buffered allows, then writes the answers
+    /// it queued: pipelined requests that arrived together are answered in one write.
     pub(super) fn advance(&mut self, slot: usize) {
+        loop {
+            self.take_buffered(slot);
+            let pending = |lp: &Self| {
+                lp.conns
+                    .get(slot)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|c| c.sent < c.out.len())
+            };
+            if !pending(self) {
+                return;
+            }
+            self.flush(slot);
+            if pending(self) {
+                return; // the socket is full: its writable event goes on
+            }
+            // All out: what waited for the answers (a close, the next request) goes on.
+        }
+    }
+
+    fn take_buffered(&mut self, slot: usize) {
         loop {
             let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
                 return;
@@ -368,13 +392,13 @@ impl Loop<'_> {
                     return;
                 }
                 Phase::Head => {
-                    if pending_out {
-                        // An answer is still going out (to a client that may have shut its
-                        // side): the next request, or the close, waits for it.
+                    if pending_out && (c.close_after || c.gone || c.out.len() - c.sent >= OUT_CAP) {
+                        // The answers still going out (to a client that may have shut its
+                        // side, or that does not read) hold the next request, or the close.
                         return;
                     }
                     if c.buf.is_empty() {
-                        if c.gone || c.close_after {
+                        if !pending_out && (c.gone || c.close_after) {
                             self.close(slot);
                         }
                         return;
@@ -408,7 +432,9 @@ impl Loop<'_> {
         http::respond(&mut c.out, status, kind, body, c.close_after, head_only);
         c.served += 1;
         c.deadline = idle_deadline;
-        self.flush(slot);
+        if c.buf.is_empty() || c.close_after {
+            self.flush(slot);
+        } // else a pipelined request follows: `advance` writes both answers when it is done
     }
 
     /// Answers with the JSON error and `connection: close`, half-closes and lingers.

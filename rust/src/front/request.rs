@@ -153,15 +153,17 @@ impl Loop<'_> {
                 }
                 let route = route(head.method, &head.path);
                 let start = Instant::now();
+                let continue_now;
                 if let Framing::Length(n) = head.body {
                     if n > opts.max_body_bytes as u64 {
                         self.too_large(slot, endpoint_of(route), start);
                         return false;
                     }
-                    if head.expect_continue && (c.buf.len() as u64) < n {
-                        c.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
-                    }
-                } else if head.expect_continue && c.buf.is_empty() {
+                    continue_now = head.expect_continue && (c.buf.len() as u64) < n;
+                } else {
+                    continue_now = head.expect_continue && c.buf.is_empty();
+                }
+                if continue_now {
                     c.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                 }
                 let chunked = (head.body == Framing::Chunked).then(Chunked::default);
@@ -177,7 +179,9 @@ impl Loop<'_> {
                     start,
                     chunked,
                 });
-                self.flush(slot);
+                if continue_now {
+                    self.flush(slot); // the client waits for it before it sends the body
+                }
                 true
             }
         }

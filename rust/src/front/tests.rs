@@ -212,3 +212,38 @@ fn many_pipelined_requests_and_a_body_past_a_read_are_all_served() {
     f.drain(Duration::from_millis(200));
     assert!(f.wait(Duration::from_secs(5)));
 }
+
+#[test]
+fn pipelined_answers_wait_for_a_client_that_does_not_read() {
+    let (f, port) = front(Options::default());
+    // 200,000 requests whose answers (about 22 MB) are far past what a connection holds queued
+    // and what the sockets buffer: the server stops taking requests until the client reads,
+    // then answers every one, in order, the last (which asks to close) last.
+    let n = 200_000;
+    let mut raw = b"GET /v1/models HTTP/1.1\r\n\r\n".repeat(n - 1);
+    raw.extend_from_slice(b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
+    let mut sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut writer = sock.try_clone().unwrap();
+    let write = std::thread::spawn(move || writer.write_all(&raw).is_ok());
+    std::thread::sleep(Duration::from_millis(300));
+    let mut out = Vec::new();
+    let _ = sock.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out);
+    assert_eq!(
+        text.matches("HTTP/1.1 200 OK").count(),
+        n,
+        "{}",
+        &text[..200]
+    );
+    assert_eq!(text.matches("{\"models\":1}").count(), n - 1);
+    assert!(
+        text.ends_with("connection: close\r\n\r\n"),
+        "{}",
+        &text[text.len() - 200..]
+    );
+    let _ = write.join().unwrap();
+    f.drain(Duration::from_millis(200));
+    assert!(f.wait(Duration::from_secs(5)));
+}
