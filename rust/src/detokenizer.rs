@@ -132,6 +132,15 @@ impl Detokenizer {
             .filter(|t| !t.is_empty())
     }
 
+    /// Brings `id`'s entry of the table a step reads first into cache, for a loop that knows
+    /// its next ids (see [`crate::streamset::AHEAD`]).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, id: u32) {
+        if let Some(q) = self.quick.get(id as usize) {
+            crate::hint::prefetch(q);
+        }
+    }
+
     /// What a step does with `id`: `None` when it contributes nothing and is not windowed (a
     /// skipped special token, an id outside the vocabulary); else its window entry and its
     /// fast-path text, if any.

@@ -24,6 +24,7 @@
 mod detokenizer;
 mod engine;
 mod error;
+mod hint;
 mod holdback;
 pub mod limits;
 mod logprobs;

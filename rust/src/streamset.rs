@@ -90,6 +90,13 @@ pub struct StreamSet {
     epoch: u32,
 }
 
+/// How many streams ahead a dense step asks for the next id's table entry (and the Python
+/// layer for its cached string): far enough for the line to arrive while the streams between
+/// are stepped. Over 1,000 streams a step cost 50 ns a stream with each stream on its own ids
+/// and 15 to 18 ns with one id for all, so most of it was waiting on those tables; asking
+/// ahead took the median from 32.2 to 29.2 ns (ten runs each, alternating).
+pub(crate) const AHEAD: usize = 8;
+
 const EMPTY: u8 = 0;
 const LIVE: u8 = 1;
 const FINISHED: u8 = 2;
@@ -259,7 +266,11 @@ impl StreamSet {
         self.check(plan, ids)?;
         if plan.slots.is_none() && plan.counts.is_none() {
             // The common shape, one id for each of slots 0..n: no per-entry plan to read.
+            let det = &self.det;
             for (slot, (stream, id)) in self.slots.iter_mut().zip(ids).enumerate() {
+                if let Some(&ahead) = ids.get(slot + AHEAD) {
+                    det.prefetch(ahead);
+                }
                 if let Some(stream) = stream {
                     stream
                         .step_one(*id)

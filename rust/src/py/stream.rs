@@ -13,6 +13,7 @@ use super::ids::{id_from, ids_from, push_ids};
 use crate::detokenizer::Detokenizer;
 use crate::error::Error;
 use crate::stream::Stream;
+use crate::streamset::AHEAD;
 
 /// Python strings of every id's fast-path text ([`Detokenizer::fast_text`]), made on first use
 /// and shared by all streams of a detokenizer: a step whose text is one token's hands out an
@@ -42,6 +43,21 @@ impl TextCache {
             Some(s.bind(py).clone())
         });
         cached.unwrap_or_else(|| text(py, stream.output()))
+    }
+
+    /// Brings in what [`TextCache::output`] will read for the streams ahead of `at`: the cache
+    /// entry of the stream `2 * AHEAD` on, and the string of the one `AHEAD` on (its entry was
+    /// asked for `AHEAD` streams ago).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, py: Python<'_>, streams: &[Option<Stream>], at: usize) {
+        let token = |k: usize| streams.get(k)?.as_ref()?.output_token();
+        if let Some(slot) = token(at + 2 * AHEAD).and_then(|id| self.strings.get(id as usize)) {
+            crate::hint::prefetch(slot);
+        }
+        let near = token(at + AHEAD).and_then(|id| self.strings.get(id as usize)?.get(py));
+        if let Some(s) = near {
+            crate::hint::prefetch(s.as_ptr());
+        }
     }
 }
 

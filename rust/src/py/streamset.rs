@@ -154,7 +154,13 @@ impl PyStreamSet {
         };
         if plan.slots.is_none() && plan.counts.is_none() {
             let dense = streams.get(..n).unwrap_or_default();
-            return PyList::new(py, dense.iter().map(|s| delta(s.as_ref())));
+            return PyList::new(
+                py,
+                dense.iter().enumerate().map(|(i, s)| {
+                    cache.prefetch(py, dense, i);
+                    delta(s.as_ref())
+                }),
+            );
         }
         PyList::new(
             py,
