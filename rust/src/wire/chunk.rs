@@ -17,12 +17,12 @@ use crate::stop::Held;
 use crate::stream::Stream;
 
 /// `POST` of a stream chunk to either endpoint (`chat` says which).
-pub(crate) fn chunk(c: &Config, chat: bool, mut body: Body<'_>, src: &[u8]) -> Res<Answer> {
+pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> Res<Answer> {
     let carried = body.stream_state.is_some();
     let mut state = body.stream_state.take().map(|s| s.0).unwrap_or_default();
     let resp = checks::stream_generate(body.generate_chunk.as_deref(), c.max_model_len)?;
     let parser = c.parser.as_deref().filter(|_| chat);
-    let (p, ask) = checks::params(&body, chat, parser.is_some())?;
+    let (p, ask) = checks::params(body, chat, parser.is_some())?;
     if parser.is_some() {
         checks::no_stop_strings(&p)?;
     }

@@ -17,8 +17,9 @@ use serde_json::value::RawValue;
 
 use super::error::{Res, WireError, clip};
 
-/// Parses a body, or says what is wrong with it (and where).
-pub(crate) fn parse(body: &[u8]) -> Res<Body<'_>> {
+/// Parses a body into `out` (a default one, kept by the caller: see `Reader::body`), or says
+/// what is wrong with it (and where).
+pub(crate) fn parse<'a>(body: &'a [u8], out: &mut Body<'a>) -> Res<()> {
     let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
     // Serde would also read a struct from a JSON array; a body must be an object.
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
@@ -29,14 +30,17 @@ pub(crate) fn parse(body: &[u8]) -> Res<Body<'_>> {
     // (12% of a one-id chat chunk's instructions, by callgrind); a body that is not UTF-8 takes
     // the byte path, which says where.
     let parsed = match std::str::from_utf8(body) {
-        Ok(text) => match super::quick::body(text) {
-            Some(b) => return Ok(b),
+        Ok(text) => match super::quick::body(text, out) {
+            Some(()) => return Ok(()),
             None => serde_json::from_str::<Body<'_>>(text),
         },
         Err(_) => serde_json::from_slice::<Body<'_>>(body),
     };
     match parsed {
-        Ok(b) => Ok(b),
+        Ok(b) => {
+            *out = b;
+            Ok(())
+        }
         Err(e) => {
             // Parse again, slowly, only to say where the error is.
             let mut de = serde_json::Deserializer::from_slice(body);

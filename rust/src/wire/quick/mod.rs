@@ -32,15 +32,15 @@ mod tests;
 const MAX_DEPTH: usize = 64;
 
 /// The body, if this reader is sure of it.
-pub(crate) fn body(text: &str) -> Option<Body<'_>> {
+pub(crate) fn body<'a>(text: &'a str, out: &mut Body<'a>) -> Option<()> {
     let mut r = Reader {
         text,
         at: 0,
         depth: 0,
     };
-    let body = r.body()?;
+    r.body(out)?;
     r.ws();
-    (r.at == text.len()).then_some(body)
+    (r.at == text.len()).then_some(())
 }
 
 struct Reader<'a> {
