@@ -350,8 +350,9 @@ impl Loop<'_> {
         false
     }
 
-    /// Moves a connection on as far as what it has buffered allows, then writes the answers
-    /// it queued: pipelined requests that arrived together are answered in one write.
+    /// Moves a connection on as far as what it has buffered allows, then writes what is queued
+    /// (the only place answers are written but a refusal): pipelined requests that arrived
+    /// together are answered in one write.
     pub(super) fn advance(&mut self, slot: usize) {
         loop {
             self.take_buffered(slot);
@@ -416,7 +417,7 @@ impl Loop<'_> {
         }
     }
 
-    /// Queues a response and writes what the socket takes.
+    /// Queues a response; `advance`, which every answer is given under, writes it.
     pub(super) fn send(
         &mut self,
         slot: usize,
@@ -432,9 +433,6 @@ impl Loop<'_> {
         http::respond(&mut c.out, status, kind, body, c.close_after, head_only);
         c.served += 1;
         c.deadline = idle_deadline;
-        if c.buf.is_empty() || c.close_after {
-            self.flush(slot);
-        } // else a pipelined request follows: `advance` writes both answers when it is done
     }
 
     /// Answers with the JSON error and `connection: close`, half-closes and lingers.

@@ -153,17 +153,15 @@ impl Loop<'_> {
                 }
                 let route = route(head.method, &head.path);
                 let start = Instant::now();
-                let continue_now;
                 if let Framing::Length(n) = head.body {
                     if n > opts.max_body_bytes as u64 {
                         self.too_large(slot, endpoint_of(route), start);
                         return false;
                     }
-                    continue_now = head.expect_continue && (c.buf.len() as u64) < n;
-                } else {
-                    continue_now = head.expect_continue && c.buf.is_empty();
-                }
-                if continue_now {
+                    if head.expect_continue && (c.buf.len() as u64) < n {
+                        c.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                    }
+                } else if head.expect_continue && c.buf.is_empty() {
                     c.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                 }
                 let chunked = (head.body == Framing::Chunked).then(Chunked::default);
@@ -179,10 +177,7 @@ impl Loop<'_> {
                     start,
                     chunked,
                 });
-                if continue_now {
-                    self.flush(slot); // the client waits for it before it sends the body
-                }
-                true
+                true // a 100 Continue goes out as `advance` ends, before the body is waited for
             }
         }
     }

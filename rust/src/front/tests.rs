@@ -247,3 +247,29 @@ fn pipelined_answers_wait_for_a_client_that_does_not_read() {
     f.drain(Duration::from_millis(200));
     assert!(f.wait(Duration::from_secs(5)));
 }
+
+#[test]
+fn a_client_that_expects_100_continue_gets_it_before_it_sends_the_body() {
+    let (f, port) = front(Options::default());
+    let body = br#"{"generate_responses": [{"choices": [{"index": 0, "token_ids": [0, 1]}]}]}"#;
+    let head = format!(
+        "POST {COMPLETION_PATH} HTTP/1.1\r\nContent-Length: {}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let mut sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    sock.write_all(head.as_bytes()).unwrap();
+    let mut interim = [0u8; 25];
+    sock.read_exact(&mut interim).unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    sock.write_all(body).unwrap();
+    let mut out = String::new();
+    let _ = sock.read_to_string(&mut out);
+    assert!(
+        out.starts_with("HTTP/1.1 200 OK") && out.contains("\"text\":\"Hi\""),
+        "{out}"
+    );
+    f.drain(Duration::from_millis(200));
+    assert!(f.wait(Duration::from_secs(5)));
+}
