@@ -6,12 +6,20 @@ offset, outside the timing), advanced by one id each, 16 times over: 16 ``Stream
 16 x N ``step`` calls from a Python loop. The ids of every call are built before timing starts, in
 the form each implementation takes them. Every implementation's output is checked first: each
 stream's deltas plus ``finish()`` equal ``decode`` of its ids.
+
+Timed one after the other, two implementations' medians also differ by what else the machine
+did between them; ``streamset_ratio.py`` runs the same round with the implementations taking
+turns, and the last test here runs its quick mode.
 """
 
 from __future__ import annotations
 
 import array
+import json
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -111,3 +119,25 @@ def test_streamset(benchmark: Any, get_tok: Any, get_detok: Any, impl: str, n_st
     )
     rounds = 300 if n_streams == 1_000 else 1_000
     benchmark.pedantic(run, setup=lambda: ((setup(),), {}), rounds=rounds, warmup_rounds=2)
+
+
+def test_streamset_ratio_quick(tmp_path: Path) -> None:
+    """``streamset_ratio.py --quick`` as a user runs it: it checks every text against ``decode``
+    (and exits non-zero if one differs), then writes a ratio for each implementation, the
+    baseline's being 1."""
+    out = tmp_path / "ratio.json"
+    script = Path(__file__).resolve().parent / "streamset_ratio.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["streams"] == 64 and run["rounds"] == 5, run
+    assert set(run["ratio"]) == {IMPLS[0], "tokstream step_batch", "tokstream step loop"}, run
+    assert run["ratio"][IMPLS[0]] == 1.0, run
+    assert all(v > 0 for v in run["median_ns"].values()), run
+    assert "| 64 | tokstream step loop |" in done.stdout, done.stdout
