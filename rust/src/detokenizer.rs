@@ -142,20 +142,16 @@ impl Detokenizer {
     }
 
     /// What a step does with `id`: `None` when it contributes nothing and is not windowed (a
-    /// skipped special token, an id outside the vocabulary); else its window entry and its
-    /// fast-path text, if any.
+    /// skipped special token, an id outside the vocabulary); else its window entry and whether
+    /// it has a fast-path text ([`Detokenizer::fast_text`]). The text itself is not read: a
+    /// step that only notes the entry (a call's one token) never touches it.
     #[inline]
-    pub(crate) fn lookup(&self, id: u32, skip_special: bool) -> Option<(u32, Option<&str>)> {
+    pub(crate) fn lookup(&self, id: u32, skip_special: bool) -> Option<(u32, bool)> {
         let q = self.quick.get(id as usize)?;
         if !q.present || (skip_special && q.special) {
             return None;
         }
-        let start = q.start as usize;
-        let text = self
-            .fast
-            .get(start..start + q.len as usize)
-            .filter(|t| !t.is_empty());
-        Some((id, text))
+        Some((id, q.len != 0))
     }
 
     /// The token string of one id.

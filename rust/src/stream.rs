@@ -255,23 +255,22 @@ impl Stream {
             let Some((entry, fast)) = self.det.lookup(id, self.skip_special) else {
                 continue;
             };
-            if self.settled && self.read == self.window.len() {
-                if let Some(text) = fast {
-                    // vLLM's diff of `decode(window + [id])` against `decode(window)` is exactly
-                    // this text; the window becomes `[id]`, all of it read. A call's only text
-                    // stays virtual (`out_token`): nothing is copied.
-                    if self.out.is_empty() && self.out_token.is_none() {
-                        self.out_token = Some(entry);
-                    } else {
-                        if let Some(prev) = self.out_token.take() {
-                            let prev = self.det.fast_text(prev).unwrap_or_default();
-                            self.out.push_str(prev);
-                        }
-                        self.out.push_str(text);
+            if fast && self.settled && self.read == self.window.len() {
+                // vLLM's diff of `decode(window + [id])` against `decode(window)` is exactly the
+                // id's fast-path text; the window becomes `[id]`, all of it read. A call's only
+                // text stays virtual (`out_token`): nothing is copied, nor even read.
+                if self.out.is_empty() && self.out_token.is_none() {
+                    self.out_token = Some(entry);
+                } else {
+                    if let Some(prev) = self.out_token.take() {
+                        let prev = self.det.fast_text(prev).unwrap_or_default();
+                        self.out.push_str(prev);
                     }
-                    self.window_is(entry);
-                    continue;
+                    let text = self.det.fast_text(entry).unwrap_or_default();
+                    self.out.push_str(text);
                 }
+                self.window_is(entry);
+                continue;
             }
             self.window.push(entry);
             self.materialize();
@@ -286,7 +285,7 @@ impl Stream {
     #[inline]
     pub fn step_one(&mut self, id: u32) -> Result<()> {
         if !self.finished && self.settled && self.read == self.window.len() {
-            if let Some((entry, Some(_))) = self.det.lookup(id, self.skip_special) {
+            if let Some((entry, true)) = self.det.lookup(id, self.skip_special) {
                 self.out.clear();
                 self.out_token = Some(entry);
                 self.window_is(entry);
@@ -294,6 +293,13 @@ impl Stream {
             }
         }
         self.step(std::slice::from_ref(&id)).map(drop)
+    }
+
+    /// Asks the CPU for the window's buffer, which a fast-path step writes: for a loop over many
+    /// streams that knows which stream comes a few steps on (see [`crate::streamset::AHEAD`]).
+    #[inline(always)]
+    pub(crate) fn prefetch_window(&self) {
+        crate::hint::prefetch(self.window.as_ptr());
     }
 
     /// The fast path's window: `[entry]`, all of it read (its text was the whole diff).

@@ -45,17 +45,18 @@ impl TextCache {
         cached.unwrap_or_else(|| text(py, stream.output()))
     }
 
-    /// Brings in what [`TextCache::output`] will read for the streams ahead of `at`: the cache
-    /// entry of the stream `2 * AHEAD` on, and the string of the one `AHEAD` on (its entry was
-    /// asked for `AHEAD` streams ago).
+    /// Brings in what [`TextCache::output`] will read for the entries ahead of `at` of a dense
+    /// step, taking each entry's id for its output token (as it is on the fast path; for the
+    /// others this is only a wasted hint): the cache entry of the id `2 * AHEAD` on, and the
+    /// string of the one `AHEAD` on (its entry was asked for `AHEAD` entries ago). The ids are
+    /// one flat array, so looking ahead reads no stream.
     #[inline(always)]
-    pub(super) fn prefetch(&self, py: Python<'_>, streams: &[Option<Stream>], at: usize) {
-        let token = |k: usize| streams.get(k)?.as_ref()?.output_token();
-        if let Some(slot) = token(at + 2 * AHEAD).and_then(|id| self.strings.get(id as usize)) {
-            crate::hint::prefetch(slot);
+    pub(super) fn prefetch(&self, py: Python<'_>, ids: &[u32], at: usize) {
+        let slot = |k: usize| self.strings.get(*ids.get(k)? as usize);
+        if let Some(far) = slot(at + 2 * AHEAD) {
+            crate::hint::prefetch(far);
         }
-        let near = token(at + AHEAD).and_then(|id| self.strings.get(id as usize)?.get(py));
-        if let Some(s) = near {
+        if let Some(s) = slot(at + AHEAD).and_then(|near| near.get(py)) {
             crate::hint::prefetch(s.as_ptr());
         }
     }

@@ -157,7 +157,7 @@ impl PyStreamSet {
             return PyList::new(
                 py,
                 dense.iter().enumerate().map(|(i, s)| {
-                    cache.prefetch(py, dense, i);
+                    cache.prefetch(py, ids, i);
                     delta(s.as_ref())
                 }),
             );
