@@ -93,21 +93,28 @@ def runner(detok: Any, impl: str, seqs: list[list[int]]) -> tuple[Any, Any, Any]
     return setup_streams, run, lambda streams: [s.finish() for s in streams]
 
 
+def check(tok: Any, detok: Any, impl: str, seqs: list[list[int]]) -> None:
+    """Exactness, before any timing: every stream's warm-up text (a lone stream's;
+    tests/test_streamset.py shows a slot's is the same), the round's deltas, then ``finish()``,
+    equal ``decode`` of its ids."""
+    setup, run, finish = runner(detok, impl, seqs)
+    live = setup()
+    warm = [detok.stream().step(seq[:WARM]) for seq in seqs]
+    out, tails = run(live), finish(live)
+    for k, seq in enumerate(seqs):
+        text = warm[k] + "".join(out[t][k] for t in range(STEPS)) + tails[k]
+        if text != tok.decode(seq, skip_special_tokens=False):
+            raise AssertionError(f"{impl}: stream {k} differs from decode")
+
+
 @pytest.mark.parametrize("n_streams", [1_000, 64])
 @pytest.mark.parametrize("impl", IMPLS)
 def test_streamset(benchmark: Any, get_tok: Any, get_detok: Any, impl: str, n_streams: int) -> None:
     """N streams x 16 ids, one id per stream and call, in each implementation's form."""
     tok, detok = get_tok(NAME), get_detok(NAME)
     seqs = sequences(n_streams)
-    setup, run, finish = runner(detok, impl, seqs)
-    # Exactness first: the warm-up's text (a lone stream's; tests/test_streamset.py shows a
-    # slot's is the same), the round's deltas, then finish().
-    live = setup()
-    warm = [detok.stream().step(seq[:WARM]) for seq in seqs]
-    out, tails = run(live), finish(live)
-    for k, seq in enumerate(seqs):
-        text = warm[k] + "".join(out[t][k] for t in range(STEPS)) + tails[k]
-        assert text == tok.decode(seq, skip_special_tokens=False), f"{impl}: stream {k}"
+    check(tok, detok, impl, seqs)
+    setup, run, _ = runner(detok, impl, seqs)
     benchmark.group = f"streamset-{n_streams} {NAME}"
     benchmark.extra_info.update(
         impl=impl,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_streamset import IMPLS, STEPS, WARM, runner, sequences
+from bench_streamset import IMPLS, STEPS, check, runner, sequences
 from support import load_detokenizer, load_tokenizer
 
 NAME = "qwen3"
@@ -34,25 +34,12 @@ NAME = "qwen3"
 COMPARED = (IMPLS[0], "tokstream step_batch", "tokstream step loop")
 
 
-def check(impl: str, seqs: list[list[int]]) -> None:
-    """Every stream's text (warm-up, the round's deltas, ``finish()``) equals ``decode``."""
-    tok, detok = load_tokenizer(NAME), load_detokenizer(NAME)
-    setup, run, finish = runner(detok, impl, seqs)
-    live = setup()
-    out, tails = run(live), finish(live)
-    for k, seq in enumerate(seqs):
-        warm = detok.stream().step(seq[:WARM])
-        text = warm + "".join(out[t][k] for t in range(STEPS)) + tails[k]
-        if text != tok.decode(seq, skip_special_tokens=False):
-            raise AssertionError(f"{impl}: stream {k} differs from decode")
-
-
 def measure(n_streams: int, rounds: int) -> dict[str, Any]:
     """Per-stream-and-id medians of each implementation and the median per-round ratios."""
     seqs = sequences(n_streams)
-    detok = load_detokenizer(NAME)
+    tok, detok = load_tokenizer(NAME), load_detokenizer(NAME)
     for impl in COMPARED:
-        check(impl, seqs)
+        check(tok, detok, impl, seqs)
     parts = {impl: runner(detok, impl, seqs) for impl in COMPARED}
     times: dict[str, list[float]] = {impl: [] for impl in COMPARED}
     clock = time.perf_counter

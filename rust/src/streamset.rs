@@ -19,12 +19,13 @@
 //! output string (about 27), the rest checks and loops. What helped: checks that read one state
 //! byte per slot rather than each stream; `Stream::step_one`, the fast path ahead of the general
 //! loop; holding the interpreter lock below 256 entries (releasing and retaking it costs about
-//! 80 ns a call); a fast path that does not read the id's text, only whether it has one (reading
+//! 80 ns a call); a fast path that reads only whether the id has a text, not the text (taking
 //! it checked its bytes, a cache miss that held 37% of the dense loop's samples under perf),
 //! with the window buffer asked for ahead: together 0.85x to 0.89x a step's time over 1,000
-//! streams (two builds in one process, alternating rounds). What did not: noting each entry's output token during the step so the output
-//! pass need not visit the streams again, and a first tight pass over the ids' table entries so
-//! their cache misses overlap (no change beyond noise, 64 streams a little slower).
+//! streams (two builds in one process, alternating rounds). What did not: noting each entry's
+//! output token during the step so the output pass need not visit the streams again, and a
+//! first tight pass over the ids' table entries so their cache misses overlap (no change
+//! beyond noise, 64 streams a little slower).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
