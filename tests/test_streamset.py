@@ -114,6 +114,55 @@ def test_dense_one_id_per_slot(name: str, tok: Tokenizer, detok: Any, skip: bool
 
 
 @pytest.mark.parametrize("skip", SKIPS)
+def test_dense_steps_mixed_with_reads(name: str, tok: Tokenizer, detok: Any, skip: bool) -> None:
+    """A dense step of a ready slot only notes its id; every later read or step sees the step.
+
+    Each round is a dense one-id step, or one through ``slots=`` and ``counts=`` (one or two ids a
+    slot, in a shuffled order); between rounds, random slots are read (``window``), rebuilt from
+    their window (``reset``), moved to another set, or finished and removed. Every slot's deltas,
+    window and ``finish()`` equal a lone ``DetokStream``'s fed the same chunks.
+    """
+    rng = random.Random(f"mixed/{name}/{skip}")
+    seqs = [ids for _, ids in samples(tok)]
+    s, other = detok_set(detok), detok_set(detok)
+    lone = [detok.stream(skip_special_tokens=skip) for _ in seqs]
+    for _ in seqs:
+        s.add(skip_special_tokens=skip)
+    at = [0] * len(seqs)
+    done = [False] * len(seqs)
+    while not all(done):
+        live = [k for k in range(len(seqs)) if not done[k]]
+        if rng.random() < 0.6 and live == list(range(len(live))):
+            chunks = {k: seqs[k][at[k] : at[k] + 1] or [detok.vocab_size] for k in live}
+            deltas = s.step(array.array("I", [chunks[k][0] for k in live]))
+        else:
+            rng.shuffle(live)
+            chunks = {k: seqs[k][at[k] : at[k] + rng.choice((1, 1, 2))] for k in live}
+            flat = [x for k in live for x in chunks[k]]
+            deltas = s.step(flat, counts=[len(chunks[k]) for k in live], slots=live)
+        for k, delta in zip(live, deltas, strict=True):
+            assert delta == lone[k].step(chunks[k]), f"{name} slot {k} at {at[k]}"
+            at[k] += len(chunks[k])
+        for k in rng.sample(live, min(3, len(live))):
+            assert s.window(k) == lone[k].window, f"{name} slot {k} at {at[k]}"
+            move = rng.random()
+            if move < 0.3:
+                s.reset(k, skip_special_tokens=skip, window=s.window(k))
+            elif move < 0.4:
+                # Out of the set and back into the same slot (the lowest free one).
+                other_slot = other.add(skip_special_tokens=skip, window=s.window(k))
+                s.remove(k)
+                assert s.add(skip_special_tokens=skip, window=other.window(other_slot)) == k
+                other.remove(other_slot)
+        for k in live:
+            if at[k] >= len(seqs[k]) and rng.random() < 0.5:
+                assert s.finish(k) == lone[k].finish(), f"{name} slot {k}"
+                assert s.finished(k)
+                done[k] = True
+    assert [s.finished(k) for k in range(len(seqs))] == [True] * len(seqs)
+
+
+@pytest.mark.parametrize("skip", SKIPS)
 def test_resumed_from_windows(name: str, tok: Tokenizer, detok: Any, skip: bool) -> None:
     """Slots rebuilt from their own wire window, or moved to another set, continue exactly.
 

@@ -13,17 +13,3 @@ pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
-
-/// [`prefetch`] for every cache line `value` spans (a struct read in several places).
-#[inline(always)]
-pub(crate) fn prefetch_all<T>(value: &T) {
-    const LINE: usize = 64;
-    let start = (value as *const T).cast::<u8>();
-    let mut offset = 0;
-    while offset < size_of::<T>() {
-        prefetch(start.wrapping_add(offset));
-        offset += LINE;
-    }
-    // The last byte's line, when `value` does not start on a line.
-    prefetch(start.wrapping_add(size_of::<T>().saturating_sub(1)));
-}

@@ -286,20 +286,34 @@ impl Stream {
     pub fn step_one(&mut self, id: u32) -> Result<()> {
         if !self.finished && self.settled && self.read == self.window.len() {
             if let Some((entry, true)) = self.det.lookup(id, self.skip_special) {
-                self.out.clear();
-                self.out_token = Some(entry);
-                self.window_is(entry);
+                self.apply_fast(entry);
                 return Ok(());
             }
         }
         self.step(std::slice::from_ref(&id)).map(drop)
     }
 
-    /// Asks the CPU for the window's buffer, which a fast-path step writes: for a loop over many
-    /// streams that knows which stream comes a few steps on (see [`crate::streamset::AHEAD`]).
-    #[inline(always)]
-    pub(crate) fn prefetch_window(&self) {
-        crate::hint::prefetch(self.window.as_ptr());
+    /// Whether the next step's fast path depends only on the id: the window is settled, all of
+    /// it read, and the stream not finished. A fast step leaves it so.
+    #[inline]
+    pub(crate) fn fast_ready(&self) -> bool {
+        !self.finished && self.settled && self.read == self.window.len()
+    }
+
+    /// Whether skipped special tokens are left out of this stream's window.
+    #[inline]
+    pub(crate) fn skips_special(&self) -> bool {
+        self.skip_special
+    }
+
+    /// What [`Stream::step_one`] does on the fast path with `entry` (an id with a fast-path
+    /// text, the stream [`Stream::fast_ready`]): a set that stepped the stream by the id alone
+    /// applies it here before anything else reads the stream.
+    #[inline]
+    pub(crate) fn apply_fast(&mut self, entry: u32) {
+        self.out.clear();
+        self.out_token = Some(entry);
+        self.window_is(entry);
     }
 
     /// The fast path's window: `[entry]`, all of it read (its text was the whole diff).

@@ -10,22 +10,27 @@
 //! entry is checked (the slot holds a stream, is not finished, is not named twice, the counts add
 //! up to the ids) before any stream changes, and an error names its slot.
 //!
+//! A step of a ready stream (settled, all of its window read) by an id with a fast-path text
+//! only notes the id in the set's `pending` array: the stream itself is brought up to date by
+//! whatever reads or steps it next. On that path a dense step reads three arrays (state bytes,
+//! pending ids, ids) and the id's table entry per stream, and the output pass reads the pending
+//! ids rather than the streams.
+//!
 //! Performance notes (qwen3, one id per stream and step, a 2-core shared machine, see
-//! `BENCHMARKS.md`): a step costs about 16 ns a stream over 64 streams and 25 ns over 1,000
-//! (the difference is cache misses: each stream's state, its window, the id's table entry and
-//! its cached Python string), against 72 to 104 ns for a Python loop of `DetokStream.step`.
-//! Under callgrind a stream's share of a dense step is about 165 instructions: the core's step
-//! (about 50 on the fast path, more for the 7.5% of ids that take the general one), the cached
-//! output string (about 27), the rest checks and loops. What helped: checks that read one state
-//! byte per slot rather than each stream; `Stream::step_one`, the fast path ahead of the general
-//! loop; holding the interpreter lock below 256 entries (releasing and retaking it costs about
-//! 80 ns a call); a fast path that reads only whether the id has a text, not the text (taking
-//! it checked its bytes, a cache miss that held 37% of the dense loop's samples under perf),
-//! with the window buffer asked for ahead: together 0.85x to 0.89x a step's time over 1,000
-//! streams (two builds in one process, alternating rounds). What did not: noting each entry's
-//! output token during the step so the output pass need not visit the streams again, and a
-//! first tight pass over the ids' table entries so their cache misses overlap (no change
-//! beyond noise, 64 streams a little slower).
+//! `BENCHMARKS.md`): over 1,000 live streams the pending array took a step to 0.77x and 0.80x
+//! of the build before it (two builds in one process, alternating rounds), and the first step
+//! of a set not stepped for a while to 0.79x; `benches/streamset_ratio.py` read 5.94x to 6.54x
+//! a loop of `DetokStream.step`. Under callgrind, before the pending array, a stream's share of
+//! a dense step was about 165 instructions: the core's step (about 50 on the fast path, more
+//! for the 7.5% of ids that take the general one), the cached output string (about 27), the
+//! rest checks and loops. What helped: checks that read one state byte per slot rather than
+//! each stream; `Stream::step_one`, the fast path ahead of the general loop; holding the
+//! interpreter lock below 256 entries (releasing and retaking it costs about 80 ns a call); a
+//! fast path that reads only whether the id has a text, not the text (taking it checked its
+//! bytes, a cache miss that held 37% of the dense loop's samples under perf): 0.85x to 0.89x;
+//! then the pending array. What did not: noting each entry's output token in a flat array
+//! while still stepping every stream, a first tight pass over the ids' table entries so their
+//! cache misses overlap, and asking ahead for the streams that will take the general step.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -83,9 +88,13 @@ impl std::error::Error for SetError {}
 pub struct StreamSet {
     det: Arc<Detokenizer>,
     slots: Vec<Option<Stream>>,
-    /// Per slot, [`EMPTY`], [`LIVE`] or [`FINISHED`]: a step's checks read these bytes rather
-    /// than every stream.
+    /// Per slot, [`EMPTY`], [`LIVE`] or [`FINISHED`], with [`READY`] and [`SKIP`]: a step's
+    /// checks and its fast path read these bytes rather than every stream.
     state: Vec<u8>,
+    /// Per slot, the entry of a fast step not yet applied to the stream ([`Stream::apply_fast`]),
+    /// or [`NONE`]: a dense step over ready streams writes here and leaves the streams alone.
+    /// Whatever reads or steps a stream applies its pending entry first.
+    pending: Vec<u32>,
     /// Empty slots below `slots.len()`, lowest first, so numbers stay dense.
     free: BinaryHeap<Reverse<usize>>,
     live: usize,
@@ -94,23 +103,33 @@ pub struct StreamSet {
     epoch: u32,
 }
 
-/// How many streams ahead a dense step asks the CPU for what the step will read: the id's table
-/// entry and the stream's window buffer `AHEAD` on, the stream itself `2 * AHEAD` on (and the
-/// Python layer for the cached strings): far enough for the lines to arrive while the streams
-/// between are stepped. Over 1,000 streams a step cost 50 ns a stream with each stream on its
-/// own ids and 15 to 18 ns with one id for all, so most of it was waiting on memory. The table
-/// entries and strings asked ahead took the median from 32.2 to 29.2 ns (ten runs each,
-/// alternating); the streams themselves took the first step of sets not stepped for a while
-/// to 0.87x and 0.91x, later steps unchanged (two builds in one process, alternating). 16 or
-/// 32 ahead were no faster than 8.
+/// How many streams ahead a dense step asks the CPU for the id's table entry (and the Python
+/// layer for the cached strings): far enough for the lines to arrive while the streams between
+/// are stepped. Over 1,000 streams a step cost 50 ns a stream with each stream on its own ids
+/// and 15 to 18 ns with one id for all, so most of it was waiting on memory; the entries and
+/// strings asked ahead took the median from 32.2 to 29.2 ns (ten runs each, alternating). 16 or
+/// 32 ahead were no faster than 8. Asking for the streams that will take the general step
+/// (those not ready, or whose id has no fast-path text) and their buffers was slower (1.02x to
+/// 1.18x), since a ready stream's step no longer reads its stream.
 pub(crate) const AHEAD: usize = 8;
 
 const EMPTY: u8 = 0;
 const LIVE: u8 = 1;
 const FINISHED: u8 = 2;
+/// The bits of a state byte that say empty, live or finished.
+const KIND: u8 = 3;
+/// The stream is [`Stream::fast_ready`]: an id with a fast-path text steps it by the id alone.
+const READY: u8 = 4;
+/// The stream leaves skipped special tokens out of its window.
+const SKIP: u8 = 8;
+/// No pending entry.
+const NONE: u32 = u32::MAX;
 
 fn state_of(stream: &Stream) -> u8 {
-    if stream.is_finished() { FINISHED } else { LIVE }
+    let kind = if stream.is_finished() { FINISHED } else { LIVE };
+    let ready = if stream.fast_ready() { READY } else { 0 };
+    let skip = if stream.skips_special() { SKIP } else { 0 };
+    kind | ready | skip
 }
 
 /// How a step's entries map to slots and ids.
@@ -154,6 +173,7 @@ impl StreamSet {
             det: Arc::clone(det),
             slots: Vec::new(),
             state: Vec::new(),
+            pending: Vec::new(),
             free: BinaryHeap::new(),
             live: 0,
             seen: Vec::new(),
@@ -189,12 +209,18 @@ impl StreamSet {
             None => {
                 self.slots.push(None);
                 self.state.push(EMPTY);
+                self.pending.push(NONE);
                 self.seen.push(0);
                 self.slots.len() - 1
             }
         };
-        if let (Some(place), Some(state)) = (self.slots.get_mut(slot), self.state.get_mut(slot)) {
+        if let (Some(place), Some(state), Some(pending)) = (
+            self.slots.get_mut(slot),
+            self.state.get_mut(slot),
+            self.pending.get_mut(slot),
+        ) {
             *state = state_of(&stream);
+            *pending = NONE;
             *place = Some(stream);
         }
         self.live += 1;
@@ -204,9 +230,14 @@ impl StreamSet {
     /// Replaces the stream in `slot` (which must hold one) with `stream`.
     pub fn reset(&mut self, slot: usize, stream: Stream) -> Result<(), SetError> {
         self.check_det(&stream)?;
-        match (self.slots.get_mut(slot), self.state.get_mut(slot)) {
-            (Some(Some(s)), Some(state)) => {
+        match (
+            self.slots.get_mut(slot),
+            self.state.get_mut(slot),
+            self.pending.get_mut(slot),
+        ) {
+            (Some(Some(s)), Some(state), Some(pending)) => {
                 *state = state_of(&stream);
+                *pending = NONE;
                 *s = stream;
                 Ok(())
             }
@@ -216,6 +247,7 @@ impl StreamSet {
 
     /// Takes the stream out of `slot`; the slot number is reused by a later [`StreamSet::add`].
     pub fn remove(&mut self, slot: usize) -> Result<Stream, SetError> {
+        self.apply_pending(slot);
         let stream = self
             .slots
             .get_mut(slot)
@@ -230,6 +262,7 @@ impl StreamSet {
             while matches!(self.slots.last(), Some(None)) {
                 self.slots.pop();
                 self.state.pop();
+                self.pending.pop();
                 self.seen.pop();
             }
             let end = self.slots.len();
@@ -240,22 +273,65 @@ impl StreamSet {
         Ok(stream)
     }
 
-    /// The stream in `slot`.
-    pub fn get(&self, slot: usize) -> Result<&Stream, SetError> {
+    /// The stream in `slot` (its last fast step applied: see [`StreamSet::output`] for a read
+    /// that leaves the stream alone).
+    pub fn get(&mut self, slot: usize) -> Result<&Stream, SetError> {
+        self.apply_pending(slot);
         self.slots
             .get(slot)
             .and_then(Option::as_ref)
             .ok_or(SetError::NoStream { slot })
     }
 
-    /// Every slot, `None` where there is no stream: entry `i` of a dense step's output is
-    /// `streams()[i]`'s [`Stream::output`].
-    pub fn streams(&self) -> &[Option<Stream>] {
-        &self.slots
+    /// Whether `slot` holds a stream.
+    pub fn contains(&self, slot: usize) -> bool {
+        self.state.get(slot).is_some_and(|&s| s & KIND != EMPTY)
+    }
+
+    /// Whether the stream in `slot` was finished.
+    pub fn is_finished(&self, slot: usize) -> Result<bool, SetError> {
+        match self.state.get(slot).map(|&s| s & KIND) {
+            Some(LIVE) => Ok(false),
+            Some(FINISHED) => Ok(true),
+            _ => Err(SetError::NoStream { slot }),
+        }
+    }
+
+    /// The text of the last step or `finish` of the stream in `slot` ([`Stream::output`]);
+    /// `None` when the slot is empty.
+    #[inline]
+    pub fn output(&self, slot: usize) -> Option<&str> {
+        match self.output_token(slot) {
+            Some(id) => Some(self.det.fast_text(id).unwrap_or_default()),
+            None => Some(self.slots.get(slot)?.as_ref()?.output()),
+        }
+    }
+
+    /// When that text is exactly one id's fast-path text, that id ([`Stream::output_token`]).
+    #[inline]
+    pub fn output_token(&self, slot: usize) -> Option<u32> {
+        match self.pending.get(slot) {
+            Some(&id) if id != NONE => Some(id),
+            _ => self.slots.get(slot)?.as_ref()?.output_token(),
+        }
+    }
+
+    /// Applies the fast step `slot` still owes its stream, if any.
+    #[inline]
+    fn apply_pending(&mut self, slot: usize) {
+        if let (Some(p), Some(Some(stream))) =
+            (self.pending.get_mut(slot), self.slots.get_mut(slot))
+        {
+            if *p != NONE {
+                stream.apply_fast(*p);
+                *p = NONE;
+            }
+        }
     }
 
     /// Flushes the stream in `slot` and ends it (it stays in its slot until removed or reset).
     pub fn finish(&mut self, slot: usize) -> Result<&str, SetError> {
+        self.apply_pending(slot);
         let (Some(Some(stream)), Some(state)) =
             (self.slots.get_mut(slot), self.state.get_mut(slot))
         else {
@@ -272,22 +348,32 @@ impl StreamSet {
     /// (it may be empty or finished). Every entry is checked before any stream changes.
     pub fn step(&mut self, plan: Plan<'_>, ids: &[u32]) -> Result<(), SetError> {
         self.check(plan, ids)?;
+        let StreamSet {
+            det,
+            slots,
+            state,
+            pending,
+            ..
+        } = self;
+        let det = &**det;
         if plan.slots.is_none() && plan.counts.is_none() {
-            // The common shape, one id for each of slots 0..n: no per-entry plan to read.
+            // The common shape, one id for each of slots 0..n: no per-entry plan to read, and a
+            // ready stream is stepped in its state byte and pending entry alone.
             for (slot, &id) in ids.iter().enumerate() {
                 if let Some(&ahead) = ids.get(slot + AHEAD) {
-                    self.det.prefetch(ahead);
+                    det.prefetch(ahead);
                 }
-                if let Some(far) = self.slots.get(slot + 2 * AHEAD) {
-                    crate::hint::prefetch_all(far);
+                let (Some(st), Some(p)) = (state.get_mut(slot), pending.get_mut(slot)) else {
+                    continue;
+                };
+                if *st & READY != 0 {
+                    if let Some((entry, true)) = det.lookup(id, *st & SKIP != 0) {
+                        *p = entry;
+                        continue;
+                    }
                 }
-                if let Some(Some(ahead)) = self.slots.get(slot + AHEAD) {
-                    ahead.prefetch_window();
-                }
-                if let Some(Some(stream)) = self.slots.get_mut(slot) {
-                    stream
-                        .step_one(id)
-                        .map_err(|error| SetError::Stream { slot, error })?;
+                if let Some(Some(stream)) = slots.get_mut(slot) {
+                    step_stream(stream, st, p, slot, std::slice::from_ref(&id))?;
                 }
             }
             return Ok(());
@@ -300,10 +386,17 @@ impl StreamSet {
             }
             let chunk = ids.get(at..at + count).unwrap_or_default();
             at += count;
-            if let Some(Some(stream)) = self.slots.get_mut(slot) {
-                stream
-                    .step(chunk)
-                    .map_err(|error| SetError::Stream { slot, error })?;
+            let (Some(st), Some(p)) = (state.get_mut(slot), pending.get_mut(slot)) else {
+                continue;
+            };
+            if let ([id], true) = (chunk, *st & READY != 0) {
+                if let Some((entry, true)) = det.lookup(*id, *st & SKIP != 0) {
+                    *p = entry;
+                    continue;
+                }
+            }
+            if let Some(Some(stream)) = slots.get_mut(slot) {
+                step_stream(stream, st, p, slot, chunk)?;
             }
         }
         Ok(())
@@ -336,7 +429,7 @@ impl StreamSet {
             let ok = self
                 .state
                 .get(..n)
-                .is_some_and(|s| s.iter().all(|&b| b == LIVE));
+                .is_some_and(|s| s.iter().all(|&b| b & KIND == LIVE));
             if ok {
                 return Ok(());
             }
@@ -361,9 +454,9 @@ impl StreamSet {
             if count == 0 {
                 continue;
             }
-            match self.state.get(slot) {
-                Some(&LIVE) => {}
-                Some(&FINISHED) => {
+            match self.state.get(slot).map(|&s| s & KIND) {
+                Some(LIVE) => {}
+                Some(FINISHED) => {
                     return Err(SetError::Stream {
                         slot,
                         error: Error::Finished,
@@ -382,6 +475,28 @@ impl StreamSet {
             Err(SetError::OtherDetokenizer)
         }
     }
+}
+
+/// Steps `stream` by `ids` after applying its pending entry `p`, and brings its state byte `st`
+/// up to date (also when the step fails).
+#[inline]
+fn step_stream(
+    stream: &mut Stream,
+    st: &mut u8,
+    p: &mut u32,
+    slot: usize,
+    ids: &[u32],
+) -> Result<(), SetError> {
+    if *p != NONE {
+        stream.apply_fast(*p);
+        *p = NONE;
+    }
+    let done = match ids {
+        [id] => stream.step_one(*id),
+        _ => stream.step(ids).map(drop),
+    };
+    *st = state_of(stream);
+    done.map_err(|error| SetError::Stream { slot, error })
 }
 
 #[cfg(test)]
@@ -414,9 +529,42 @@ mod tests {
             set.step(DENSE, &ids).unwrap();
             for (k, s) in alone.iter_mut().enumerate() {
                 let want = s.step(&ids[k..k + 1]).unwrap().to_owned();
-                assert_eq!(set.get(k).unwrap().output(), want);
+                assert_eq!(set.output(k).unwrap(), want);
             }
         }
+    }
+
+    #[test]
+    fn a_noted_fast_step_is_applied_before_the_stream_is_read() {
+        let det = load();
+        let mut set = StreamSet::new(&det);
+        let mut alone = Stream::new(&det, &[], false);
+        for _ in 0..2 {
+            set.add(Stream::new(&det, &[], false)).unwrap();
+        }
+        // "H", then "i": one id each, dense, as lone steps.
+        for id in [0u32, 1] {
+            set.step(DENSE, &[id, id]).unwrap();
+            let want = alone.step(&[id]).unwrap().to_owned();
+            assert_eq!(set.output(0).unwrap(), want);
+            assert_eq!(set.output_token(0), alone.output_token());
+        }
+        // Both steps were only noted, so the reads below are what applies them.
+        assert_eq!(set.pending, [1, 1]);
+        assert_eq!(set.get(0).unwrap().window(), alone.window());
+        assert_eq!(set.pending, [NONE, 1]);
+        let moved = set.remove(1).unwrap();
+        assert_eq!(moved.window(), alone.window());
+        // Two ids through the plan, then a flush: the same as the lone stream.
+        let plan = Plan {
+            slots: Some(&[0]),
+            counts: Some(&[2]),
+        };
+        set.step(plan, &[2, 3]).unwrap();
+        assert_eq!(set.output(0).unwrap(), alone.step(&[2, 3]).unwrap());
+        assert_eq!(set.finish(0).unwrap(), alone.finish().unwrap());
+        assert_eq!(set.is_finished(0), Ok(true));
+        assert!(!set.contains(1));
     }
 
     #[test]
@@ -430,8 +578,8 @@ mod tests {
             counts: Some(&[4, 2]),
         };
         set.step(plan, &[2, 3, 4, 5, 0, 1]).unwrap();
-        assert_eq!(set.get(b).unwrap().output(), " 中");
-        assert_eq!(set.get(a).unwrap().output(), "Hi");
+        assert_eq!(set.output(b).unwrap(), " 中");
+        assert_eq!(set.output(a).unwrap(), "Hi");
         assert_eq!(set.finish(a).unwrap(), "");
     }
 
@@ -480,14 +628,14 @@ mod tests {
             &[0],
         )
         .unwrap();
-        assert_eq!(set.get(0).unwrap().output(), "H");
+        assert_eq!(set.output(0).unwrap(), "H");
         // A count of 0 skips a finished slot.
         let skip = Plan {
             slots: None,
             counts: Some(&[1, 1, 0]),
         };
         set.step(skip, &[1, 1]).unwrap();
-        assert_eq!(set.get(0).unwrap().output(), "i");
+        assert_eq!(set.output(0).unwrap(), "i");
     }
 
     #[test]

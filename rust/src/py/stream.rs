@@ -35,14 +35,18 @@ impl TextCache {
     /// The text of `stream`'s last step, from the cache when it is one token's.
     #[inline(always)]
     pub(super) fn output<'py>(&self, py: Python<'py>, stream: &Stream) -> Bound<'py, PyString> {
-        let cached = stream.output_token().and_then(|id| {
-            let slot = self.strings.get(id as usize)?;
-            let s = slot.get_or_init(py, || {
-                PyString::new(py, self.det.fast_text(id).unwrap_or_default()).unbind()
-            });
-            Some(s.bind(py).clone())
-        });
+        let cached = stream.output_token().and_then(|id| self.token(py, id));
         cached.unwrap_or_else(|| text(py, stream.output()))
+    }
+
+    /// The string of `id`'s fast-path text; `None` for an id outside the vocabulary.
+    #[inline(always)]
+    pub(super) fn token<'py>(&self, py: Python<'py>, id: u32) -> Option<Bound<'py, PyString>> {
+        let slot = self.strings.get(id as usize)?;
+        let s = slot.get_or_init(py, || {
+            PyString::new(py, self.det.fast_text(id).unwrap_or_default()).unbind()
+        });
+        Some(s.bind(py).clone())
     }
 
     /// Brings in what [`TextCache::output`] will read for the entries ahead of `at` of a dense

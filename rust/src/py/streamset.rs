@@ -95,7 +95,9 @@ impl PyStreamSet {
         window: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let slot = slot_from(slot)?;
-        self.inner.get(slot).map_err(set_error)?;
+        if !self.inner.contains(slot) {
+            return Err(set_error(SetError::NoStream { slot }));
+        }
         let stream = self.new_stream(prompt_ids, skip_special_tokens, window)?;
         self.inner.reset(slot, stream).map_err(set_error)
     }
@@ -147,25 +149,28 @@ impl PyStreamSet {
             inner.step(plan, ids).map_err(set_error)?;
         }
         let empty = intern!(py, "");
-        let streams = inner.streams();
-        let delta = |stream: Option<&Stream>| match stream {
-            Some(stream) => cache.output(py, stream),
-            None => empty.clone(),
+        let inner = &*inner;
+        let delta = |slot: usize| {
+            let cached = inner.output_token(slot).and_then(|id| cache.token(py, id));
+            cached.unwrap_or_else(|| {
+                inner
+                    .output(slot)
+                    .map_or_else(|| empty.clone(), |s| text(py, s))
+            })
         };
         if plan.slots.is_none() && plan.counts.is_none() {
-            let dense = streams.get(..n).unwrap_or_default();
             return PyList::new(
                 py,
-                dense.iter().enumerate().map(|(i, s)| {
+                (0..n).map(|i| {
                     cache.prefetch(py, ids, i);
-                    delta(s.as_ref())
+                    delta(i)
                 }),
             );
         }
         PyList::new(
             py,
             (0..n).map(|i| match plan.entry(i) {
-                (slot, count) if count > 0 => delta(streams.get(slot).and_then(Option::as_ref)),
+                (slot, count) if count > 0 => delta(slot),
                 _ => empty.clone(),
             }),
         )
@@ -184,7 +189,7 @@ impl PyStreamSet {
 
     /// The window of `slot`'s stream: vLLM's `(prev_tokens, prefix_offset, read_offset)`.
     fn window<'py>(
-        &self,
+        &mut self,
         py: Python<'py>,
         slot: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTuple>> {
@@ -203,14 +208,14 @@ impl PyStreamSet {
     /// Whether `slot`'s stream was finished.
     fn finished(&self, slot: &Bound<'_, PyAny>) -> PyResult<bool> {
         let slot = slot_from(slot)?;
-        Ok(self.inner.get(slot).map_err(set_error)?.is_finished())
+        self.inner.is_finished(slot).map_err(set_error)
     }
 
     /// The slots that hold a stream, in order.
     #[getter]
     fn slots(&self) -> Vec<usize> {
         (0..self.inner.slot_end())
-            .filter(|&s| self.inner.get(s).is_ok())
+            .filter(|&s| self.inner.contains(s))
             .collect()
     }
 
@@ -219,7 +224,7 @@ impl PyStreamSet {
     }
 
     fn __contains__(&self, slot: &Bound<'_, PyAny>) -> bool {
-        slot_from(slot).is_ok_and(|s| self.inner.get(s).is_ok())
+        slot_from(slot).is_ok_and(|s| self.inner.contains(s))
     }
 
     fn __repr__(&self) -> String {
