@@ -70,3 +70,23 @@ def test_load_quick_pipelined(tmp_path: Path) -> None:
     both fronts, no error, every text exact."""
     runs = quick(tmp_path, "--servers", "tokstream", "asgi", "--per-connection", "4")
     assert {(r["server"], r["per_connection"]) for r in runs} == {("tokstream", 4), ("asgi", 4)}
+
+
+def test_loopback_floor_quick(tmp_path: Path) -> None:
+    """``loopback_floor.py --quick`` as a user runs it: the floor server and ``tokstream serve``
+    loaded with one real derender chunk, every answer a 200 (it exits non-zero otherwise), and
+    each server's CPU per answer reported."""
+    out = tmp_path / "floor.json"
+    done = subprocess.run(
+        [sys.executable, str(HERE / "loopback_floor.py"), "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    runs = json.loads(out.read_text())["runs"]
+    assert [(r["server"], r["connections"]) for r in runs] == [("floor", 8), ("tokstream", 8)]
+    for r in runs:
+        assert r["per_s"] > 0 and r["user_us"] + r["sys_us"] > 0, r
+    assert "| tokstream | 8 |" in done.stdout, done.stdout
