@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 
 use super::http::{self, Framing};
+use super::inbuf::InBuf;
 use super::request::{Request, Route};
 use super::sock::{Accept, Sock};
 use super::{Done, LINGER, LINGER_BYTES, Shared, lock};
@@ -35,7 +36,7 @@ pub(super) enum Phase {
 
 pub(super) struct Conn {
     pub(super) sock: Sock,
-    pub(super) buf: Vec<u8>,
+    pub(super) buf: InBuf,
     pub(super) out: Vec<u8>,
     pub(super) sent: usize,
     pub(super) phase: Phase,
@@ -203,7 +204,7 @@ impl Loop<'_> {
         let over_cap = self.open() > self.shared.opts.max_connections;
         self.conns[slot] = Some(Conn {
             sock,
-            buf: Vec::new(),
+            buf: InBuf::default(),
             out: Vec::new(),
             sent: 0,
             phase: Phase::Head,
@@ -329,7 +330,7 @@ impl Loop<'_> {
                     break;
                 }
                 Ok(n) => {
-                    c.buf.extend_from_slice(&scratch[..n]);
+                    c.buf.extend(&scratch[..n]);
                     if let Phase::Body(_) = c.phase {
                         c.deadline = body_deadline;
                     }
@@ -446,7 +447,7 @@ impl Loop<'_> {
         http::refuse(&mut c.out, status, message, true);
         c.phase = Phase::Linger;
         c.close_after = true;
-        c.buf = Vec::new();
+        c.buf.release();
         c.deadline = Instant::now() + LINGER;
         self.flush(slot);
     }

@@ -17,6 +17,7 @@
 
 mod conn;
 mod http;
+mod inbuf;
 mod metrics;
 mod request;
 mod sock;

@@ -116,7 +116,7 @@ impl Loop<'_> {
                 c.deadline = now + opts.header_timeout;
             }
         }
-        match http::parse_head(&c.buf, opts.max_header_bytes) {
+        match http::parse_head(c.buf.bytes(), opts.max_header_bytes) {
             Parsed::Partial => {
                 if c.gone {
                     self.close(slot);
@@ -138,7 +138,7 @@ impl Loop<'_> {
                 false
             }
             Parsed::Done(head, len) => {
-                c.buf.drain(..len);
+                c.buf.consume(len);
                 c.head_started = false;
                 if c.over_cap {
                     let message = format!(
@@ -169,7 +169,7 @@ impl Loop<'_> {
                 if let Framing::Length(n) = head.body {
                     // Room for the whole body at once, not grown by doubling as it arrives.
                     let n = usize::try_from(n).unwrap_or(0);
-                    c.buf.reserve(n.saturating_sub(c.buf.len()));
+                    c.buf.reserve_for(n);
                 }
                 c.phase = Phase::Body(Request {
                     head,
@@ -194,10 +194,10 @@ impl Loop<'_> {
             return false;
         };
         let body = match (&mut req.chunked, req.head.body) {
-            (Some(chunked), _) => match chunked.feed(&c.buf, opts.max_body_bytes) {
+            (Some(chunked), _) => match chunked.feed(c.buf.bytes(), opts.max_body_bytes) {
                 Decoded::More(used) => {
                     if used > 0 {
-                        c.buf.drain(..used);
+                        c.buf.consume(used);
                         c.deadline = now + opts.body_timeout;
                     }
                     if c.gone {
@@ -206,7 +206,7 @@ impl Loop<'_> {
                     return false;
                 }
                 Decoded::Done(used) => {
-                    c.buf.drain(..used);
+                    c.buf.consume(used);
                     Body::Owned(std::mem::take(&mut chunked.body))
                 }
                 Decoded::TooLarge => {
@@ -233,11 +233,8 @@ impl Loop<'_> {
                 }
                 if n < opts.offload_bytes {
                     Body::Buffered(n)
-                } else if c.buf.len() == n {
-                    Body::Owned(std::mem::take(&mut c.buf))
                 } else {
-                    let rest = c.buf.split_off(n);
-                    Body::Owned(std::mem::replace(&mut c.buf, rest))
+                    Body::Owned(c.buf.take(n))
                 }
             }
             (None, Framing::Chunked) => Body::Buffered(0),
@@ -256,7 +253,7 @@ impl Loop<'_> {
             return false;
         };
         if let (Body::Buffered(n), false) = (&body, matches!(req.route, Route::Derender(..))) {
-            c.buf.drain(..(*n).min(c.buf.len())); // only derender reads a body
+            c.buf.consume(*n); // only derender reads a body
         }
         match req.route {
             Route::Derender(path, endpoint) => {
@@ -264,8 +261,8 @@ impl Loop<'_> {
                     // Derendered where it lies, and the buffer keeps its room for the next
                     // request: no copy, no allocation.
                     Body::Buffered(n) => {
-                        let reply = shared.handle(path, c.buf.get(..n).unwrap_or_default());
-                        c.buf.drain(..n.min(c.buf.len()));
+                        let reply = shared.handle(path, c.buf.bytes().get(..n).unwrap_or_default());
+                        c.buf.consume(n);
                         reply
                     }
                     Body::Owned(body) if body.len() < shared.opts.offload_bytes => {
