@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -37,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from load_support import CLK_TCK, ROOT, Server, free_port, load_tokenizer, make_streams
+from support import report
 
 from fixtures import model_dir
 
@@ -131,9 +133,9 @@ def measure(binary: Path, conns: list[int], seconds: float, rounds: int) -> list
     tokenizer = str(model_dir("qwen3"))
     server = Server("tokstream", tokenizer, workers=1)
     floor = None
+    files = tempfile.mkdtemp(prefix="tokstream-floor-")
     try:
         request, answer = derender_chunk(server.port, load_tokenizer(tokenizer))
-        files = tempfile.mkdtemp(prefix="tokstream-floor-")
         req_file, answer_file = Path(files, "request"), Path(files, "answer")
         req_file.write_bytes(request)
         answer_file.write_bytes(answer)
@@ -175,6 +177,7 @@ def measure(binary: Path, conns: list[int], seconds: float, rounds: int) -> list
             floor.kill()
             floor.wait()
         server.stop()
+        shutil.rmtree(files, ignore_errors=True)
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -210,13 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"loopback_floor: {e}", file=sys.stderr)
         return 1
-    print(markdown(results))
-    print(
-        f"\n{os.cpu_count()} cores, load {start:.2f} -> {os.getloadavg()[0]:.2f}; "
-        f"{seconds:g} s a run, median of {rounds} rounds; every answer a 200"
-    )
-    if args.json:
-        args.json.write_text(json.dumps({"runs": results}, indent=2))
+    conditions = f"{seconds:g} s a run, median of {rounds} rounds; every answer a 200"
+    report(markdown(results), conditions, results, start, args.json)
     return 0
 
 

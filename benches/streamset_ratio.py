@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import statistics
 import sys
@@ -27,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_streamset import IMPLS, STEPS, check, runner, sequences
-from support import load_detokenizer, load_tokenizer
+from support import load_detokenizer, load_tokenizer, report
 
 NAME = "qwen3"
 #: The implementations compared, the first being the one the ratios are over.
@@ -98,13 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (5 if args.quick else 300)
     start = os.getloadavg()[0]
     results = [measure(n, rounds) for n in streams]
-    print(markdown(results))
-    print(
-        f"\n{os.cpu_count()} cores, load {start:.2f} -> {os.getloadavg()[0]:.2f}; "
-        f"{NAME}, {STEPS} calls of one id a stream a round; every text checked against decode"
-    )
-    if args.json:
-        args.json.write_text(json.dumps({"runs": results}, indent=2))
+    conditions = f"{NAME}, {STEPS} calls of one id a stream a round"
+    conditions += "; every text checked against decode"
+    report(markdown(results), conditions, results, start, args.json)
     return 0
 
 

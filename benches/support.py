@@ -1,4 +1,5 @@
-"""Helpers shared by the benches: tokenizer loading, the generation's ids, resident memory."""
+"""Helpers shared by the benches: tokenizer loading, the generation's ids, resident memory, and
+how the bench scripts report."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import ctypes
 import ctypes.util
 import functools
 import gc
+import json
 import os
 import sys
 from pathlib import Path
@@ -83,3 +85,15 @@ def rss_bytes() -> int:
     """Resident set size of this process, from ``/proc/self/statm`` (sees Rust allocations)."""
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * _PAGE
+
+
+def report(table: str, conditions: str, runs: list[Any], load_at_start: float, out: Any) -> None:
+    """A bench script's Markdown table, then one line of conditions (cores, the load average
+    from ``load_at_start`` to now, and ``conditions``); ``runs`` as JSON to ``out`` when given."""
+    print(table)
+    print(
+        f"\n{os.cpu_count()} cores, load {load_at_start:.2f} -> {os.getloadavg()[0]:.2f}; "
+        + conditions
+    )
+    if out:
+        Path(out).write_text(json.dumps({"runs": runs}, indent=2))
