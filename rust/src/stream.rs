@@ -284,7 +284,7 @@ impl Stream {
     /// general loop, for callers that step many streams by one id each.
     #[inline]
     pub fn step_one(&mut self, id: u32) -> Result<()> {
-        if !self.finished && self.settled && self.read == self.window.len() {
+        if self.fast_ready() {
             if let Some((entry, true)) = self.det.lookup(id, self.skip_special) {
                 self.apply_fast(entry);
                 return Ok(());

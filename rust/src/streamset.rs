@@ -322,10 +322,7 @@ impl StreamSet {
         if let (Some(p), Some(Some(stream))) =
             (self.pending.get_mut(slot), self.slots.get_mut(slot))
         {
-            if *p != NONE {
-                stream.apply_fast(*p);
-                *p = NONE;
-            }
+            take_pending(stream, p);
         }
     }
 
@@ -363,18 +360,7 @@ impl StreamSet {
                 if let Some(&ahead) = ids.get(slot + AHEAD) {
                     det.prefetch(ahead);
                 }
-                let (Some(st), Some(p)) = (state.get_mut(slot), pending.get_mut(slot)) else {
-                    continue;
-                };
-                if *st & READY != 0 {
-                    if let Some((entry, true)) = det.lookup(id, *st & SKIP != 0) {
-                        *p = entry;
-                        continue;
-                    }
-                }
-                if let Some(Some(stream)) = slots.get_mut(slot) {
-                    step_stream(stream, st, p, slot, std::slice::from_ref(&id))?;
-                }
+                step_entry(det, slots, state, pending, slot, std::slice::from_ref(&id))?;
             }
             return Ok(());
         }
@@ -386,18 +372,7 @@ impl StreamSet {
             }
             let chunk = ids.get(at..at + count).unwrap_or_default();
             at += count;
-            let (Some(st), Some(p)) = (state.get_mut(slot), pending.get_mut(slot)) else {
-                continue;
-            };
-            if let ([id], true) = (chunk, *st & READY != 0) {
-                if let Some((entry, true)) = det.lookup(*id, *st & SKIP != 0) {
-                    *p = entry;
-                    continue;
-                }
-            }
-            if let Some(Some(stream)) = slots.get_mut(slot) {
-                step_stream(stream, st, p, slot, chunk)?;
-            }
+            step_entry(det, slots, state, pending, slot, chunk)?;
         }
         Ok(())
     }
@@ -477,26 +452,46 @@ impl StreamSet {
     }
 }
 
-/// Steps `stream` by `ids` after applying its pending entry `p`, and brings its state byte `st`
-/// up to date (also when the step fails).
-#[inline]
-fn step_stream(
-    stream: &mut Stream,
-    st: &mut u8,
-    p: &mut u32,
+/// Steps `slot` by `ids`: a ready stream given one id with a fast-path text only has the id
+/// noted as pending; any other step applies the pending entry, steps the stream and brings its
+/// state byte up to date (also when the step fails).
+#[inline(always)]
+fn step_entry(
+    det: &Detokenizer,
+    slots: &mut [Option<Stream>],
+    state: &mut [u8],
+    pending: &mut [u32],
     slot: usize,
     ids: &[u32],
 ) -> Result<(), SetError> {
-    if *p != NONE {
-        stream.apply_fast(*p);
-        *p = NONE;
+    let (Some(st), Some(p)) = (state.get_mut(slot), pending.get_mut(slot)) else {
+        return Ok(());
+    };
+    if let ([id], true) = (ids, *st & READY != 0) {
+        if let Some((entry, true)) = det.lookup(*id, *st & SKIP != 0) {
+            *p = entry;
+            return Ok(());
+        }
     }
+    let Some(Some(stream)) = slots.get_mut(slot) else {
+        return Ok(());
+    };
+    take_pending(stream, p);
     let done = match ids {
         [id] => stream.step_one(*id),
         _ => stream.step(ids).map(drop),
     };
     *st = state_of(stream);
     done.map_err(|error| SetError::Stream { slot, error })
+}
+
+/// Applies `stream`'s pending entry `p`, if any, and clears it.
+#[inline]
+fn take_pending(stream: &mut Stream, p: &mut u32) {
+    if *p != NONE {
+        stream.apply_fast(*p);
+        *p = NONE;
+    }
 }
 
 #[cfg(test)]
