@@ -1,5 +1,5 @@
-//! The HTTP server's limits and their defaults, one set for both fronts: the Rust front
-//! (`front::Options::default`) and the ASGI app (`tokstream.server` reads them through `_core`).
+//! The HTTP server's limits and their defaults: the front's (`front::Options::default`), which
+//! `tokstream serve` reads through `_core`.
 
 use std::time::Duration;
 
@@ -9,6 +9,9 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// An idle keep-alive connection stays open this long after its last answer.
 pub const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+/// An answer may wait this long for a client that does not read it (then the connection is
+/// closed).
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest request line and headers, in all (431 above it, never buffered).
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// Largest request body (413 above it): an 8,000-token whole response with 20 alternatives per

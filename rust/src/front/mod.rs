@@ -1,33 +1,48 @@
-//! The HTTP/1.1 front (feature `front`): `tokstream serve`'s server, with no Python on a request's
-//! path. Each loop thread runs an epoll loop (`mio`) over its connections, reads heads with
-//! `httparse` and hands derender bodies to [`Derenderer::handle_json`]; bodies of
-//! `offload_bytes` or more go to a small pool of threads, so a large whole response never stalls
-//! `/health` or other streams.
+//! The HTTP front (feature `front`): `tokstream serve`'s server, with no Python on a request's
+//! path. hyper serves HTTP/1.1 and HTTP/2 (cleartext, prior knowledge) on a tokio runtime of
+//! `threads` worker threads, over TCP or a Unix domain socket; this module keeps only what is the
+//! project's own: the routes to [`Derenderer::handle_json`], the limits hyper lacks, the cap on
+//! connections, the drain, and the counters.
 //!
-//! The limits are those of the Python face (`tokstream.connection`): a header deadline (408), a
-//! body idle timeout (408), a keep-alive timeout, a header size limit (431, never buffered), a cap
-//! on open connections per loop thread (503), a body limit (413) and the JSON error shape for
-//! malformed HTTP (400). A refused connection is half-closed and drained for up to [`LINGER`]
-//! and [`LINGER_BYTES`] so the client reads its answer. [`Front::drain`] stops accepting, closes
-//! idle connections, lets requests in flight finish and answers 503 to those still waiting for
-//! their body or their derender when the grace period ends.
+//! hyper does the framing, `HEAD`, `Date`, `100 Continue`, keep-alive and pipelining, and answers
+//! a message it cannot frame itself (400, or 431 for a head over `max_header_bytes`, each with no
+//! body, then a close). What the front adds:
+//! - a head must arrive within `header_timeout`, a connection may idle `keep_alive_timeout`
+//!   after an answer, and an answer the client does not read is dropped after `send_timeout`:
+//!   each closes the connection ([`conn`]);
+//! - a body must keep arriving (`body_timeout`, then 408) and stay under `max_body_bytes` (413),
+//!   and memory grows with what arrives, not with a declared length ([`service`]);
+//! - at `max_connections` a new connection closes the connection idle longest; only when none is
+//!   idle is it answered 503. When the process runs out of file descriptors the same happens and
+//!   `accept` is retried on a timer, so an idle flood cannot keep `/health` from answering;
+//! - bodies of `offload_bytes` or more, and every body when a Python parser runs, are derendered
+//!   on a small pool of threads, so a large derender never stalls the threads that answer
+//!   `/health`;
+//! - [`Front::drain`] stops accepting, closes idle connections (HTTP/2: `GOAWAY`), lets requests
+//!   in flight finish and answers 503 to those still waiting for their body or derender when the
+//!   grace period ends.
 //!
 //! `/v1/models` is bytes the host gives; `/metrics` is the host's rendering of every thread's
 //! counters (one scrape sees the whole server).
 
 mod conn;
-mod http;
-mod inbuf;
 mod metrics;
-mod request;
+mod service;
 mod sock;
 
+use std::cell::Cell;
+use std::future::{Future, poll_fn};
 use std::io;
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, mpsc};
+use std::task::Poll;
+use std::time::Duration;
+
+use bytes::Bytes;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::sync::{Notify, oneshot};
 
 use crate::limits;
 use crate::wire::{Derenderer, Reply};
@@ -36,20 +51,25 @@ pub use metrics::Bounds;
 pub use sock::Listener;
 
 pub use crate::limits::{LINGER, LINGER_BYTES};
-/// Most threads that derender large bodies (one a core, so the loop threads keep theirs).
+
+/// Most threads that derender large bodies (one a core, so the connections' threads keep theirs).
 const POOL_THREADS: usize = 4;
+/// How long `accept` waits before it is retried after the process ran out of descriptors.
+const ACCEPT_RETRY: Duration = Duration::from_millis(10);
 
 /// The front's limits and sizes.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Loop threads (each with its own connections).
+    /// Worker threads serving the connections.
     pub threads: usize,
     pub header_timeout: Duration,
     pub body_timeout: Duration,
     pub keep_alive_timeout: Duration,
+    /// How long an answer may wait for a client that does not read it.
+    pub send_timeout: Duration,
     pub max_header_bytes: usize,
     pub max_body_bytes: usize,
-    /// Open connections per loop thread; more are answered 503.
+    /// Open connections per worker thread (see the module's notes on the cap).
     pub max_connections: usize,
     /// Bodies at least this long are derendered on the pool.
     pub offload_bytes: usize,
@@ -63,6 +83,7 @@ impl Default for Options {
             header_timeout: limits::HEADER_TIMEOUT,
             body_timeout: limits::BODY_TIMEOUT,
             keep_alive_timeout: limits::KEEP_ALIVE_TIMEOUT,
+            send_timeout: limits::SEND_TIMEOUT,
             max_header_bytes: limits::MAX_HEADER_BYTES,
             max_body_bytes: limits::MAX_BODY_BYTES,
             max_connections: limits::MAX_CONNECTIONS,
@@ -72,58 +93,52 @@ impl Default for Options {
     }
 }
 
-/// Renders `/metrics` from a JSON array of every loop thread's counters.
+/// Renders `/metrics` from a JSON array of every thread's counters.
 pub type Render = Arc<dyn Fn(&str) -> Vec<u8> + Send + Sync>;
 
 /// Runs a derender in the context it needs: for a derenderer with a Python parser, attached
 /// to the interpreter (the parser's sessions are Python objects, made and dropped in it).
 pub type Runner = Arc<dyn Fn(&mut dyn FnMut()) + Send + Sync>;
 
-/// What the loop threads share.
+/// What the connections share.
 pub(crate) struct Shared {
     derenderer: Derenderer,
     opts: Options,
-    models: Vec<u8>,
+    /// Open connections allowed in all.
+    cap: usize,
+    models: Bytes,
     render: Render,
     runner: Option<Runner>,
     metrics: Vec<Mutex<metrics::Metrics>>,
+    conns: conn::Registry,
+    builder: auto::Builder<TokioExecutor>,
     draining: AtomicBool,
-    drain_at: Mutex<Option<Instant>>,
-    loops: Vec<LoopHandle>,
+    drain_signal: Notify,
+    /// The drain's grace is about to end: waits for a body or a derender give up.
+    late: AtomicBool,
+    late_signal: Notify,
+    accepting: AtomicBool,
     pool: Mutex<Option<mpsc::Sender<Job>>>,
     busy: AtomicUsize,
-    /// Loop threads that have ended, and the signal that one has.
-    ended: Mutex<usize>,
+    /// The front has ended (drained, every connection closed), and the signal that it has.
+    ended: Mutex<bool>,
     ended_signal: Condvar,
-}
-
-/// How other threads reach one loop: its waker, its inbox of finished derenders and of
-/// connections handed over, and how many connections it has.
-pub(crate) struct LoopHandle {
-    waker: Arc<mio::Waker>,
-    done: Mutex<Vec<Done>>,
-    handed: Mutex<Vec<sock::Sock>>,
-    open: AtomicUsize,
 }
 
 /// A body for the pool.
 struct Job {
-    to: usize,
-    token: usize,
-    generation: u64,
     path: &'static str,
-    body: Vec<u8>,
-}
-
-/// A derender the pool finished.
-pub(crate) struct Done {
-    token: usize,
-    generation: u64,
-    reply: Reply,
+    body: Bytes,
+    tx: oneshot::Sender<Reply>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+thread_local! {
+    /// The counters this thread writes to (threads are given one in turn as they start).
+    static SHARD: Cell<usize> = const { Cell::new(0) };
 }
 
 impl Shared {
@@ -140,6 +155,28 @@ impl Shared {
             tokens: 0,
             state_bytes: 0,
         })
+    }
+
+    fn counters(&self) -> MutexGuard<'_, metrics::Metrics> {
+        let shard = SHARD.with(Cell::get) % self.metrics.len().max(1);
+        lock(&self.metrics[shard])
+    }
+
+    /// Counts an answer (and its refusal reason, or its derender).
+    fn record(&self, endpoint: service::Endpoint, out: &service::Out, seconds: f64) {
+        let b = &self.opts.bounds;
+        let mut m = self.counters();
+        if let Some(reason) = out.reason {
+            m.error(reason);
+        } else if out.derendered {
+            m.derendered(b, out.tokens, out.state_bytes, seconds);
+        }
+        m.record(b, endpoint.index(), out.status, seconds);
+    }
+
+    /// Counts a refusal that has no answer of the front's own (a close, hyper's answer).
+    fn count_error(&self, reason: &'static str) {
+        self.counters().error(reason);
     }
 
     fn snapshot(&self) -> String {
@@ -160,22 +197,36 @@ impl Shared {
             None => Err(job),
         }
     }
+
+    fn is_late(&self) -> bool {
+        self.late.load(Ordering::SeqCst)
+    }
+
+    /// Marks the front ended once it drains, has stopped accepting and has no connection.
+    fn check_ended(&self) {
+        if self.draining.load(Ordering::SeqCst)
+            && !self.accepting.load(Ordering::SeqCst)
+            && self.conns.open() == 0
+        {
+            *lock(&self.ended) = true;
+            self.ended_signal.notify_all();
+        }
+    }
 }
 
-/// A running front: its loop threads, until they end after a drain.
+/// A running front: its runtime, until the drain ends every connection.
 ///
-/// Its shared state (the derenderer, the counters, the renderer) lives as long as the process:
-/// it is never freed, since it may hold Python objects (a user parser, the metrics renderer)
-/// that must not be dropped by a thread the interpreter does not know, whichever thread lets go
-/// of it last. One front a process is the use; each costs a few kilobytes besides the
-/// derenderer.
+/// Its shared state (the derenderer, the counters, the renderer) and its runtime live as long as
+/// the process: they are never freed, since they may hold Python objects (a user parser, the
+/// metrics renderer) that must not be dropped by a thread the interpreter does not know. One
+/// front a process is the use; each costs a few kilobytes besides the derenderer.
 pub struct Front {
     shared: &'static Shared,
-    threads: Vec<JoinHandle<()>>,
+    runtime: &'static tokio::runtime::Runtime,
 }
 
 impl Front {
-    /// Starts serving `listener` (bound and listening) with `opts.threads` loop threads;
+    /// Starts serving `listener` (bound and listening) on `opts.threads` worker threads;
     /// `runner`, if given, runs every derender (see [`Runner`]).
     pub fn start(
         listener: Listener,
@@ -186,36 +237,49 @@ impl Front {
         runner: Option<Runner>,
     ) -> io::Result<Front> {
         let threads = opts.threads.max(1);
-        listener.set_nonblocking()?;
-        let mut polls = Vec::with_capacity(threads);
-        let mut loops = Vec::with_capacity(threads);
-        for _ in 0..threads {
-            let poll = mio::Poll::new()?;
-            let waker = Arc::new(mio::Waker::new(poll.registry(), conn::WAKER)?);
-            loops.push(LoopHandle {
-                waker,
-                done: Mutex::new(Vec::new()),
-                handed: Mutex::new(Vec::new()),
-                open: AtomicUsize::new(0),
-            });
-            polls.push(poll);
-        }
+        let next_shard = Arc::new(AtomicUsize::new(0));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .max_blocking_threads(2)
+            .thread_name("tokstream-front")
+            .on_thread_start(move || {
+                let n = next_shard.fetch_add(1, Ordering::Relaxed);
+                SHARD.with(|s| s.set(n));
+            })
+            .enable_all()
+            .build()?;
+        let runtime: &'static tokio::runtime::Runtime = Box::leak(Box::new(runtime));
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        // Not `pipeline_flush`: with it, hyper never writes its own 400 and 431 answers (it
+        // holds the write back while unread input remains, and closes first).
+        builder
+            .http1()
+            .half_close(true)
+            .max_buf_size(opts.max_header_bytes.max(8192));
+        builder
+            .http2()
+            .max_header_list_size(u32::try_from(opts.max_header_bytes).unwrap_or(u32::MAX));
         let (tx, rx) = mpsc::channel::<Job>();
         let shared: &'static Shared = Box::leak(Box::new(Shared {
             derenderer,
-            metrics: (0..threads)
+            metrics: (0..threads + 1)
                 .map(|_| Mutex::new(metrics::Metrics::new(&opts.bounds)))
                 .collect(),
+            cap: opts.max_connections.max(1).saturating_mul(threads),
             opts,
-            models,
+            models: Bytes::from(models),
             render,
             runner,
+            conns: conn::Registry::new(),
+            builder,
             draining: AtomicBool::new(false),
-            drain_at: Mutex::new(None),
-            loops,
+            drain_signal: Notify::new(),
+            late: AtomicBool::new(false),
+            late_signal: Notify::new(),
+            accepting: AtomicBool::new(true),
             pool: Mutex::new(Some(tx)),
             busy: AtomicUsize::new(0),
-            ended: Mutex::new(0),
+            ended: Mutex::new(false),
             ended_signal: Condvar::new(),
         }));
         let rx = Arc::new(Mutex::new(rx));
@@ -226,45 +290,36 @@ impl Front {
                 .name(format!("tokstream-derender-{n}"))
                 .spawn(move || pool_thread(shared, &rx))?;
         }
-        let mut handles = Vec::with_capacity(threads);
-        for (index, poll) in polls.into_iter().enumerate() {
-            let listener = listener.for_loop()?;
-            let handle = std::thread::Builder::new()
-                .name(format!("tokstream-front-{index}"))
-                .spawn(move || {
-                    conn::run(index, poll, listener, shared);
-                    *lock(&shared.ended) += 1;
-                    shared.ended_signal.notify_all();
-                })?;
-            handles.push(handle);
-        }
-        Ok(Front {
-            shared,
-            threads: handles,
-        })
+        let accept = {
+            let _entered = runtime.enter();
+            listener.into_runtime()?
+        };
+        runtime.spawn(accept_loop(shared, accept));
+        Ok(Front { shared, runtime })
     }
 
     /// Begins the drain: no new connections, idle ones closed, and `grace` for the requests in
     /// flight (those still waiting for their body or derender get 503 just before it ends).
     pub fn drain(&self, grace: Duration) {
+        if self.shared.draining.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.shared.drain_signal.notify_waiters();
         let early = grace
             .saturating_sub(Duration::from_millis(250))
             .max(grace / 2);
-        {
-            let mut at = lock(&self.shared.drain_at);
-            if at.is_none() {
-                *at = Some(Instant::now() + early);
-            }
-        }
-        self.shared.draining.store(true, Ordering::SeqCst);
-        for l in &self.shared.loops {
-            let _ = l.waker.wake();
-        }
+        let shared = self.shared;
+        self.runtime.spawn(async move {
+            tokio::time::sleep(early).await;
+            shared.late.store(true, Ordering::SeqCst);
+            shared.late_signal.notify_waiters();
+        });
+        shared.check_ended();
     }
 
-    /// Whether every loop thread has ended (after a drain).
+    /// Whether the front has ended (after a drain).
     pub fn finished(&self) -> bool {
-        self.threads.iter().all(JoinHandle::is_finished)
+        *lock(&self.shared.ended)
     }
 
     /// Whether a pool thread is still derendering.
@@ -272,19 +327,18 @@ impl Front {
         self.shared.busy.load(Ordering::SeqCst) > 0
     }
 
-    /// Waits up to `timeout` for the loop threads to end; true once they have.
+    /// Waits up to `timeout` for the front to end; true once it has.
     pub fn wait(&self, timeout: Duration) -> bool {
-        let all = self.threads.len();
         let ended = lock(&self.shared.ended);
         let (ended, _) = self
             .shared
             .ended_signal
-            .wait_timeout_while(ended, timeout, |n| *n < all)
+            .wait_timeout_while(ended, timeout, |e| !*e)
             .unwrap_or_else(PoisonError::into_inner);
-        *ended >= all
+        *ended
     }
 
-    /// Every loop thread's counters, as a JSON array of `Metrics.snapshot()` objects.
+    /// Every thread's counters, as a JSON array of `Metrics.snapshot()` objects.
     pub fn snapshot(&self) -> String {
         self.shared.snapshot()
     }
@@ -297,6 +351,88 @@ impl Drop for Front {
     }
 }
 
+/// Whether an `accept` error means the process or system has no descriptor or memory left.
+fn out_of_descriptors(e: &io::Error) -> bool {
+    // EMFILE, ENFILE, ENOBUFS, ENOMEM on Linux.
+    matches!(e.raw_os_error(), Some(24 | 23 | 105 | 12))
+}
+
+async fn accept_loop(shared: &'static Shared, accept: sock::Accept) {
+    let mut drained = pin!(shared.drain_signal.notified());
+    drained.as_mut().enable();
+    loop {
+        if shared.draining.load(Ordering::SeqCst) {
+            break;
+        }
+        let next = {
+            let mut accepted = pin!(accept.accept());
+            poll_fn(|cx| {
+                if drained.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(None);
+                }
+                accepted.as_mut().poll(cx).map(Some)
+            })
+            .await
+        };
+        match next {
+            None => break,
+            Some(Ok(stream)) => {
+                let refuse = shared.conns.open() >= shared.cap && !shared.conns.close_oldest_idle();
+                let (slot, state) = shared.conns.add();
+                tokio::spawn(connection(shared, stream, slot, state, refuse));
+            }
+            Some(Err(e)) if out_of_descriptors(&e) => {
+                // The connections waiting stay in the listen queue: make room, and try again
+                // soon rather than when another connection arrives.
+                shared.conns.close_oldest_idle();
+                tokio::time::sleep(ACCEPT_RETRY).await;
+            }
+            Some(Err(_)) => {} // the client went away before it was accepted
+        }
+    }
+    drop(accept);
+    shared.accepting.store(false, Ordering::SeqCst);
+    shared.check_ended();
+}
+
+async fn connection(
+    shared: &'static Shared,
+    stream: sock::Stream,
+    slot: usize,
+    state: Arc<conn::State>,
+    refuse: bool,
+) {
+    let io = TokioIo::new(conn::Guarded::new(stream, shared, Arc::clone(&state)));
+    let service = hyper::service::service_fn(move |req| {
+        service::serve(shared, Arc::clone(&state), refuse, req)
+    });
+    let mut served = pin!(shared.builder.serve_connection(io, service));
+    let mut drained = pin!(shared.drain_signal.notified());
+    drained.as_mut().enable();
+    let mut closing = false;
+    let result = poll_fn(|cx| {
+        if !closing
+            && (shared.draining.load(Ordering::SeqCst) || drained.as_mut().poll(cx).is_ready())
+        {
+            closing = true;
+            served.as_mut().graceful_shutdown();
+        }
+        served.as_mut().poll(cx)
+    })
+    .await;
+    if let Err(e) = result {
+        if let Some(e) = e.downcast_ref::<hyper::Error>() {
+            if e.is_parse_too_large() {
+                shared.count_error("header_too_large");
+            } else if e.is_parse() || e.is_parse_version_h2() {
+                shared.count_error("bad_request");
+            }
+        }
+    }
+    shared.conns.remove(slot);
+    shared.check_ended();
+}
+
 fn pool_thread(shared: &Shared, rx: &Mutex<mpsc::Receiver<Job>>) {
     loop {
         let job = match lock(rx).recv() {
@@ -306,16 +442,6 @@ fn pool_thread(shared: &Shared, rx: &Mutex<mpsc::Receiver<Job>>) {
         shared.busy.fetch_add(1, Ordering::SeqCst);
         let reply = shared.handle(job.path, &job.body);
         shared.busy.fetch_sub(1, Ordering::SeqCst);
-        if let Some(l) = shared.loops.get(job.to) {
-            lock(&l.done).push(Done {
-                token: job.token,
-                generation: job.generation,
-                reply,
-            });
-            let _ = l.waker.wake();
-        }
+        let _ = job.tx.send(reply);
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,12 +1,12 @@
-//! The two transports a front listens on: TCP, and Unix domain sockets for a client on the same
+//! The two transports the front listens on: TCP, and Unix domain sockets for a client on the same
 //! host (a proxy or router beside the server), where a request costs no TCP/IP stack in the
 //! kernel. Everything above this file sees one listener type and one stream type.
 
-use std::io::{self, Read, Write};
-use std::net::Shutdown;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use mio::event::Source;
-use mio::{Interest, Registry, Token};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// A bound, listening socket handed to [`super::Front::start`].
 #[derive(Debug)]
@@ -15,95 +15,92 @@ pub enum Listener {
     Unix(std::os::unix::net::UnixListener),
 }
 
-impl Listener {
-    pub(super) fn set_nonblocking(&self) -> io::Result<()> {
-        match self {
-            Listener::Tcp(l) => l.set_nonblocking(true),
-            Listener::Unix(l) => l.set_nonblocking(true),
-        }
-    }
+/// The listener on the front's runtime.
+pub(super) enum Accept {
+    Tcp(tokio::net::TcpListener),
+    Unix(tokio::net::UnixListener),
+}
 
-    /// One loop thread's own handle on the socket (they share the accept queue).
-    pub(super) fn for_loop(&self) -> io::Result<Accept> {
+impl Listener {
+    /// The listener registered with the runtime entered on this thread.
+    pub(super) fn into_runtime(self) -> io::Result<Accept> {
         Ok(match self {
-            Listener::Tcp(l) => Accept::Tcp(mio::net::TcpListener::from_std(l.try_clone()?)),
-            Listener::Unix(l) => Accept::Unix(mio::net::UnixListener::from_std(l.try_clone()?)),
+            Listener::Tcp(l) => {
+                l.set_nonblocking(true)?;
+                Accept::Tcp(tokio::net::TcpListener::from_std(l)?)
+            }
+            Listener::Unix(l) => {
+                l.set_nonblocking(true)?;
+                Accept::Unix(tokio::net::UnixListener::from_std(l)?)
+            }
         })
     }
 }
 
-/// A loop thread's listener.
-pub(super) enum Accept {
-    Tcp(mio::net::TcpListener),
-    Unix(mio::net::UnixListener),
-}
-
 impl Accept {
-    pub(super) fn accept(&self) -> io::Result<Sock> {
+    pub(super) async fn accept(&self) -> io::Result<Stream> {
         match self {
-            Accept::Tcp(l) => l.accept().map(|(s, _)| {
+            Accept::Tcp(l) => l.accept().await.map(|(s, _)| {
                 // Answers are written whole: Nagle's wait would only delay them.
                 let _ = s.set_nodelay(true);
-                Sock::Tcp(s)
+                Stream::Tcp(s)
             }),
-            Accept::Unix(l) => l.accept().map(|(s, _)| Sock::Unix(s)),
+            Accept::Unix(l) => l.accept().await.map(|(s, _)| Stream::Unix(s)),
         }
     }
 }
 
 /// A connection's socket.
-pub(super) enum Sock {
-    Tcp(mio::net::TcpStream),
-    Unix(mio::net::UnixStream),
+pub(super) enum Stream {
+    Tcp(tokio::net::TcpStream),
+    Unix(tokio::net::UnixStream),
 }
 
-impl Sock {
-    pub(super) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        match self {
-            Sock::Tcp(s) => s.shutdown(how),
-            Sock::Unix(s) => s.shutdown(how),
-        }
-    }
-}
-
-impl Read for Sock {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Sock::Tcp(s) => s.read(buf),
-            Sock::Unix(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Sock {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Sock::Tcp(s) => s.write(buf),
-            Sock::Unix(s) => s.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Registration goes to whichever socket it is.
-macro_rules! delegate_source {
-    ($ty:ident { $($variant:ident),* }) => {
-        impl Source for $ty {
-            fn register(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
-                match self { $($ty::$variant(s) => s.register(r, t, i),)* }
-            }
-            fn reregister(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
-                match self { $($ty::$variant(s) => s.reregister(r, t, i),)* }
-            }
-            fn deregister(&mut self, r: &Registry) -> io::Result<()> {
-                match self { $($ty::$variant(s) => s.deregister(r),)* }
-            }
+macro_rules! each {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self.get_mut() {
+            Stream::Tcp($s) => $e,
+            Stream::Unix($s) => $e,
         }
     };
 }
 
-delegate_source!(Sock { Tcp, Unix });
-delegate_source!(Accept { Tcp, Unix });
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        each!(self, s => Pin::new(s).poll_read(cx, buf))
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        each!(self, s => Pin::new(s).poll_write(cx, buf))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        each!(self, s => Pin::new(s).poll_write_vectored(cx, bufs))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        each!(self, s => Pin::new(s).poll_flush(cx))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        each!(self, s => Pin::new(s).poll_shutdown(cx))
+    }
+}

@@ -1,5 +1,5 @@
 //! The HTTP front binding: `tokstream serve` starts it on a socket Python has bound, then waits
-//! (without the interpreter lock) while the loop threads serve, and drains it on SIGTERM.
+//! (without the interpreter lock) while the front's threads serve, and drains it on SIGTERM.
 
 use std::os::fd::{BorrowedFd, RawFd};
 use std::sync::Arc;
@@ -32,6 +32,7 @@ impl PyFront {
         header_timeout = limits::HEADER_TIMEOUT.as_secs_f64(),
         body_timeout = limits::BODY_TIMEOUT.as_secs_f64(),
         keep_alive_timeout = limits::KEEP_ALIVE_TIMEOUT.as_secs_f64(),
+        send_timeout = limits::SEND_TIMEOUT.as_secs_f64(),
         max_header_bytes = limits::MAX_HEADER_BYTES, max_body_bytes = limits::MAX_BODY_BYTES,
         max_connections = limits::MAX_CONNECTIONS, offload_bytes = limits::OFFLOAD_BYTES,
         latency_bounds = Vec::new(), bytes_bounds = Vec::new(),
@@ -47,6 +48,7 @@ impl PyFront {
         header_timeout: f64,
         body_timeout: f64,
         keep_alive_timeout: f64,
+        send_timeout: f64,
         max_header_bytes: usize,
         max_body_bytes: usize,
         max_connections: usize,
@@ -74,6 +76,7 @@ impl PyFront {
             header_timeout: seconds("header_timeout", header_timeout)?,
             body_timeout: seconds("body_timeout", body_timeout)?,
             keep_alive_timeout: seconds("keep_alive_timeout", keep_alive_timeout)?,
+            send_timeout: seconds("send_timeout", send_timeout)?,
             max_header_bytes,
             max_body_bytes,
             max_connections: max_connections.max(1),
@@ -111,8 +114,8 @@ impl PyFront {
         Ok(())
     }
 
-    /// Waits up to `timeout` seconds (the interpreter lock released) for the loop threads to
-    /// end after a drain; true once they have.
+    /// Waits up to `timeout` seconds (the interpreter lock released) for the front to end
+    /// after a drain; true once they have.
     fn wait(&self, py: Python<'_>, timeout: f64) -> PyResult<bool> {
         let timeout = seconds("timeout", timeout)?;
         Ok(py.detach(|| self.inner.wait(timeout)))
@@ -124,7 +127,7 @@ impl PyFront {
         self.inner.busy()
     }
 
-    /// Every loop thread's counters, a JSON array of `tokstream.metrics.Metrics` snapshots.
+    /// Every thread's counters, a JSON array of `tokstream.metrics.Metrics` snapshots.
     fn snapshot(&self) -> String {
         self.inner.snapshot()
     }

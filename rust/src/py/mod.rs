@@ -50,13 +50,15 @@ mod _core {
     #[pymodule_export]
     const MAX_TOP_LOGPROBS: usize = crate::wire::MAX_TOP_LOGPROBS;
 
-    // The HTTP server's defaults (`crate::limits`), for both fronts.
+    // The HTTP server's defaults (`crate::limits`).
     #[pymodule_export]
     const DEFAULT_HEADER_TIMEOUT: f64 = crate::limits::HEADER_TIMEOUT.as_secs_f64();
     #[pymodule_export]
     const DEFAULT_BODY_TIMEOUT: f64 = crate::limits::BODY_TIMEOUT.as_secs_f64();
     #[pymodule_export]
     const DEFAULT_KEEP_ALIVE_TIMEOUT: f64 = crate::limits::KEEP_ALIVE_TIMEOUT.as_secs_f64();
+    #[pymodule_export]
+    const DEFAULT_SEND_TIMEOUT: f64 = crate::limits::SEND_TIMEOUT.as_secs_f64();
     #[pymodule_export]
     const DEFAULT_MAX_HEADER_BYTES: usize = crate::limits::MAX_HEADER_BYTES;
     #[pymodule_export]

@@ -1,0 +1,451 @@
+//! One request: its route, its body read within the limits, its derender, its answer and its
+//! counters. hyper has framed it already; what is checked here is what hyper leaves to the
+//! application (`Host`, the transfer codings it passes through, the body's size and pace).
+
+use std::convert::Infallible;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use http::header::{self, HeaderValue};
+use http::{Method, Request, Response, StatusCode, Version};
+use http_body::{Body, Frame, SizeHint};
+use hyper::body::Incoming;
+use tokio::sync::oneshot;
+
+use super::conn::{State, Ticket};
+use super::{Job, Shared};
+use crate::wire::{CHAT_PATH, COMPLETION_PATH, Reply};
+
+/// The endpoints, as routed and as counted in `/metrics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Endpoint {
+    Chat,
+    Completions,
+    Health,
+    Models,
+    Metrics,
+    Other,
+}
+
+impl Endpoint {
+    fn of(path: &str) -> Endpoint {
+        match path {
+            CHAT_PATH => Endpoint::Chat,
+            COMPLETION_PATH => Endpoint::Completions,
+            "/health" => Endpoint::Health,
+            "/v1/models" => Endpoint::Models,
+            "/metrics" => Endpoint::Metrics,
+            _ => Endpoint::Other,
+        }
+    }
+
+    /// Its index in [`super::metrics::ENDPOINTS`].
+    pub(super) fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The methods it answers, as an `Allow` header says them.
+    fn allow(self) -> &'static str {
+        match self {
+            Endpoint::Chat | Endpoint::Completions => "POST",
+            _ => "GET, HEAD",
+        }
+    }
+
+    fn allows(self, method: &Method) -> bool {
+        match self {
+            Endpoint::Chat | Endpoint::Completions => method == Method::POST,
+            Endpoint::Other => true,
+            _ => method == Method::GET || method == Method::HEAD,
+        }
+    }
+}
+
+/// The reason a refusal is counted under, by status.
+fn reason(status: u16) -> &'static str {
+    match status {
+        400 => "bad_request",
+        404 => "not_found",
+        405 => "method_not_allowed",
+        408 => "request_timeout",
+        413 => "payload_too_large",
+        431 => "header_too_large",
+        501 => "not_implemented",
+        503 => "shutting_down",
+        _ => "internal",
+    }
+}
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const PLAIN: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+const PROMETHEUS: HeaderValue = HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
+const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
+const CLOSE: HeaderValue = HeaderValue::from_static("close");
+
+/// What a request is answered.
+pub(super) struct Out {
+    pub(super) status: u16,
+    kind: HeaderValue,
+    body: Bytes,
+    /// Counted under this reason (refusals).
+    pub(super) reason: Option<&'static str>,
+    /// Close the connection after it (a refusal whose body may not have been read).
+    close: bool,
+    allow: Option<&'static str>,
+    no_store: bool,
+    /// A derender's answer: its tokens and state size are counted.
+    pub(super) derendered: bool,
+    pub(super) tokens: u64,
+    pub(super) state_bytes: u64,
+}
+
+impl Out {
+    fn ok(kind: HeaderValue, body: Bytes) -> Out {
+        Out {
+            status: 200,
+            kind,
+            body,
+            reason: None,
+            close: false,
+            allow: None,
+            no_store: false,
+            derendered: false,
+            tokens: 0,
+            state_bytes: 0,
+        }
+    }
+
+    fn error(status: u16, message: &str) -> Out {
+        Out {
+            status,
+            kind: JSON,
+            body: Bytes::from(crate::wire::error_body(status, message, None)),
+            reason: Some(reason(status)),
+            close: false,
+            allow: None,
+            no_store: false,
+            derendered: false,
+            tokens: 0,
+            state_bytes: 0,
+        }
+    }
+
+    /// A refusal after which the connection is closed.
+    fn refusal(status: u16, message: &str) -> Out {
+        Out {
+            close: true,
+            ..Out::error(status, message)
+        }
+    }
+
+    fn derendered(reply: Reply) -> Out {
+        let status = reply.status;
+        Out {
+            status,
+            kind: JSON,
+            body: Bytes::from(reply.body),
+            reason: (status != 200).then(|| reason(status)),
+            close: false,
+            allow: None,
+            no_store: false,
+            derendered: status == 200,
+            tokens: reply.tokens,
+            state_bytes: reply.state_bytes,
+        }
+    }
+}
+
+/// An answer's body: its bytes, in one frame. It holds the request's [`Ticket`], so the
+/// connection counts the request as in progress until hyper is done with the answer.
+pub(super) struct Answer {
+    data: Option<Bytes>,
+    len: u64,
+    _ticket: Ticket,
+}
+
+impl Body for Answer {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Poll::Ready(self.get_mut().data.take().map(|d| Ok(Frame::data(d))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.data.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.len)
+    }
+}
+
+/// Answers one request of a connection; `refuse` answers 503 (a connection over the cap).
+pub(super) async fn serve(
+    shared: &'static Shared,
+    state: Arc<State>,
+    refuse: bool,
+    req: Request<Incoming>,
+) -> Result<Response<Answer>, Infallible> {
+    let ticket = Ticket::new(&state);
+    let start = Instant::now();
+    let h1 = req.version() < Version::HTTP_2;
+    let endpoint = Endpoint::of(req.uri().path());
+    let out = if refuse {
+        let message = format!(
+            "the server has {} connections open, its limit, and none is idle; retry shortly",
+            shared.cap
+        );
+        Out {
+            reason: Some("over_capacity"),
+            ..Out::refusal(503, &message)
+        }
+    } else {
+        answer(shared, endpoint, req, h1).await
+    };
+    // Counted before the answer goes out: a client that has its answer sees it counted.
+    shared.record(endpoint, &out, start.elapsed().as_secs_f64());
+    let len = out.body.len() as u64;
+    let data = (len > 0).then_some(out.body);
+    let mut response = Response::new(Answer {
+        data,
+        len,
+        _ticket: ticket,
+    });
+    *response.status_mut() =
+        StatusCode::from_u16(out.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, out.kind);
+    if let Some(allow) = out.allow {
+        headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+    }
+    if out.no_store {
+        headers.insert(header::CACHE_CONTROL, NO_STORE);
+    }
+    if out.close && h1 {
+        headers.insert(header::CONNECTION, CLOSE);
+    }
+    Ok(response)
+}
+
+async fn answer(
+    shared: &'static Shared,
+    endpoint: Endpoint,
+    req: Request<Incoming>,
+    h1: bool,
+) -> Out {
+    if h1 {
+        if let Some(refused) = framing(&req) {
+            return refused;
+        }
+    }
+    let allowed = endpoint.allows(req.method());
+    let path: String = req.uri().path().chars().take(200).collect();
+    // Every body is read, whatever the route: a body whose framing is wrong must be refused
+    // (and the connection closed) rather than skipped by hyper, which could take the next
+    // request for part of it.
+    let keep = allowed && matches!(endpoint, Endpoint::Chat | Endpoint::Completions);
+    let body = match read_body(shared, req.into_body(), keep).await {
+        Ok(body) => body,
+        Err(out) => return out,
+    };
+    if !allowed {
+        let message = if endpoint.allow() == "POST" {
+            "use POST"
+        } else {
+            "use GET"
+        };
+        return Out {
+            allow: Some(endpoint.allow()),
+            ..Out::error(405, message)
+        };
+    }
+    match endpoint {
+        Endpoint::Chat => derender(shared, CHAT_PATH, body).await,
+        Endpoint::Completions => derender(shared, COMPLETION_PATH, body).await,
+        Endpoint::Health => Out {
+            no_store: true,
+            ..Out::ok(PLAIN, Bytes::new())
+        },
+        Endpoint::Models => Out::ok(JSON, shared.models.clone()),
+        Endpoint::Metrics => {
+            // The host renders it, in the interpreter: off the connections' threads.
+            let text = tokio::task::spawn_blocking(move || (shared.render)(&shared.snapshot()))
+                .await
+                .unwrap_or_else(|_| b"# the metrics renderer failed\n".to_vec());
+            Out {
+                no_store: true,
+                ..Out::ok(PROMETHEUS, Bytes::from(text))
+            }
+        }
+        Endpoint::Other => Out::error(404, &format!("no endpoint at {path}")),
+    }
+}
+
+/// What hyper leaves to the server in an HTTP/1 head: exactly one `Host` (none is allowed in
+/// HTTP/1.0), and no transfer coding but `chunked`, which hyper decodes (any other would be
+/// passed on undecoded).
+fn framing(req: &Request<Incoming>) -> Option<Out> {
+    let hosts = req.headers().get_all(header::HOST).iter().count();
+    if hosts > 1 || (hosts == 0 && req.version() == Version::HTTP_11) {
+        let message = "an HTTP/1.1 request must have exactly one Host header";
+        return Some(Out::refusal(400, message));
+    }
+    let mut codings = req.headers().get_all(header::TRANSFER_ENCODING).iter();
+    if let Some(first) = codings.next() {
+        let only_chunked = codings.next().is_none()
+            && first
+                .to_str()
+                .is_ok_and(|v| v.trim().eq_ignore_ascii_case("chunked"));
+        if !only_chunked {
+            let message = "the only transfer coding served is chunked";
+            return Some(Out::refusal(501, message));
+        }
+    }
+    None
+}
+
+/// Why a wait ended before its result.
+enum Stop {
+    /// Its timeout passed.
+    Timeout,
+    /// The drain's grace is about to end.
+    Late,
+}
+
+/// `fut`'s result, unless `timeout` passes while it waits (reset by each `Ok`) or the drain's
+/// grace ends first. The timer is made only if `fut` has to wait.
+async fn bounded<F: Future>(
+    shared: &'static Shared,
+    fut: F,
+    timeout: Option<Duration>,
+) -> Result<F::Output, Stop> {
+    let mut fut = pin!(fut);
+    let mut timer: Option<Pin<Box<tokio::time::Sleep>>> = None;
+    let mut late: Option<Pin<Box<tokio::sync::futures::Notified<'static>>>> = None;
+    poll_fn(|cx| {
+        if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+            return Poll::Ready(Ok(v));
+        }
+        if let Some(t) = timeout {
+            let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(t)));
+            if timer.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Err(Stop::Timeout));
+            }
+        }
+        let late = late.get_or_insert_with(|| {
+            let mut n = Box::pin(shared.late_signal.notified());
+            n.as_mut().enable();
+            n
+        });
+        if shared.is_late() || late.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(Stop::Late));
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+fn shutting_down() -> Out {
+    Out::refusal(503, "the server is shutting down; retry on another server")
+}
+
+/// The body, read as it arrives (and kept only if `keep`): memory grows with the bytes received,
+/// never with a declared length.
+async fn read_body(shared: &'static Shared, mut body: Incoming, keep: bool) -> Result<Bytes, Out> {
+    if body.is_end_stream() {
+        return Ok(Bytes::new());
+    }
+    let opts = &shared.opts;
+    let limit = opts.max_body_bytes;
+    let too_large = || {
+        let message = format!(
+            "the body is larger than the server's limit of {limit} bytes (--max-body-bytes)"
+        );
+        Out::refusal(413, &message)
+    };
+    if body.size_hint().lower() > limit as u64 {
+        return Err(too_large());
+    }
+    let mut first: Option<Bytes> = None;
+    let mut more: Option<BytesMut> = None;
+    let mut total = 0usize;
+    loop {
+        let frame = poll_fn(|cx| Pin::new(&mut body).poll_frame(cx));
+        let frame = match bounded(shared, frame, Some(opts.body_timeout)).await {
+            Ok(Some(Ok(frame))) => frame,
+            Ok(None) => break,
+            Ok(Some(Err(_))) => {
+                let message = "the request's body ended early or its chunked framing is not valid";
+                return Err(Out::refusal(400, message));
+            }
+            Err(Stop::Timeout) => {
+                let message = format!(
+                    "the request's body stopped arriving for {} seconds",
+                    opts.body_timeout.as_secs_f64()
+                );
+                return Err(Out::refusal(408, &message));
+            }
+            Err(Stop::Late) => return Err(shutting_down()),
+        };
+        let data = match frame.into_data() {
+            Ok(data) => data,
+            Err(frame) => {
+                // hyper reads a trailer section that does not start with a field line (a bare
+                // LF after the last chunk) as an empty one, whatever follows it.
+                if frame.trailers_ref().is_some_and(http::HeaderMap::is_empty) {
+                    let message = "the request's chunked body has a malformed trailer section";
+                    return Err(Out::refusal(400, message));
+                }
+                continue;
+            }
+        };
+        total += data.len();
+        if total > limit {
+            return Err(too_large());
+        }
+        if !keep {
+            continue;
+        }
+        match (&mut first, &mut more) {
+            (None, None) => first = Some(data),
+            (Some(_), None) => {
+                let mut m = BytesMut::with_capacity(total);
+                if let Some(f) = first.take() {
+                    m.extend_from_slice(&f);
+                }
+                m.extend_from_slice(&data);
+                more = Some(m);
+            }
+            (_, Some(m)) => m.extend_from_slice(&data),
+        }
+    }
+    Ok(match (first, more) {
+        (_, Some(m)) => m.freeze(),
+        (Some(f), None) => f,
+        (None, None) => Bytes::new(),
+    })
+}
+
+/// Derenders where it is cheap (a small body, no Python parser), else on the pool.
+async fn derender(shared: &'static Shared, path: &'static str, body: Bytes) -> Out {
+    if shared.runner.is_none() && body.len() < shared.opts.offload_bytes {
+        return Out::derendered(shared.handle(path, &body));
+    }
+    let (tx, rx) = oneshot::channel();
+    if let Err(job) = shared.offload(Job { path, body, tx }) {
+        return Out::derendered(shared.handle(path, &job.body));
+    }
+    match bounded(shared, rx, None).await {
+        Ok(Ok(reply)) => Out::derendered(reply),
+        Ok(Err(_)) => Out::error(500, "the derender could not run"),
+        Err(_) => shutting_down(),
+    }
+}
