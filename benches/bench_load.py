@@ -1,11 +1,10 @@
 """The load test's quick mode, once, with its checks: the servers over HTTP, every text exact.
 
-``benches/loadtest.py --quick`` starts ``tokstream serve`` (its default, Rust front), ``tokstream
-serve --front asgi`` and the plain-Python reference server (``benches/reference_server.py``) as
-real processes, replays 8 concurrent streams of 64 ids
+``benches/loadtest.py --quick`` starts ``tokstream serve`` and the plain-Python reference server
+(``benches/reference_server.py``) as real processes, replays 8 concurrent streams of 64 ids
 against each over loopback, and exits non-zero unless every request answered 200 and every
-stream's text equals the one-shot decode; a second run takes both fronts over Unix domain
-sockets (``--transports unix``). This runs it as a user would and reads its JSON. It
+stream's text equals the one-shot decode; a second run takes ``tokstream serve`` over a Unix
+domain socket (``--transports unix``). This runs it as a user would and reads its JSON. It
 takes a few seconds; the figures of a quick run are too small to quote (see ``BENCHMARKS.md``
 for the full run). It has no ``benchmark`` fixture, so ``--benchmark-only`` skips it.
 """
@@ -47,29 +46,26 @@ def quick(tmp_path: Path, *flags: str) -> list[dict[str, Any]]:
 
 @pytest.mark.timeout(180)
 def test_load_quick(tmp_path: Path) -> None:
-    """Quick mode: 8 streams x 64 ids per server (both fronts and the reference), no error,
-    every text exact."""
-    runs = quick(tmp_path, "--servers", "tokstream", "asgi", "reference")
-    assert {r["server"] for r in runs} == {"tokstream", "asgi", "reference"}
+    """Quick mode: 8 streams x 64 ids per server (tokstream and the reference), no error, every
+    text exact."""
+    runs = quick(tmp_path, "--servers", "tokstream", "reference")
+    assert {r["server"] for r in runs} == {"tokstream", "reference"}
 
 
 @pytest.mark.timeout(180)
 def test_load_quick_over_unix_sockets(tmp_path: Path) -> None:
-    """Quick mode over Unix domain sockets (``tokstream serve --uds``): both fronts, no error,
-    every text exact."""
-    runs = quick(tmp_path, "--servers", "tokstream", "asgi", "--transports", "unix")
-    assert {(r["server"], r["transport"]) for r in runs} == {
-        ("tokstream", "unix"),
-        ("asgi", "unix"),
-    }
+    """Quick mode over a Unix domain socket (``tokstream serve --uds``): no error, every text
+    exact."""
+    runs = quick(tmp_path, "--servers", "tokstream", "--transports", "unix")
+    assert {(r["server"], r["transport"]) for r in runs} == {("tokstream", "unix")}
 
 
 @pytest.mark.timeout(180)
 def test_load_quick_pipelined(tmp_path: Path) -> None:
     """Quick mode with four streams to a connection, each round's chunks pipelined in one write:
-    both fronts, no error, every text exact."""
-    runs = quick(tmp_path, "--servers", "tokstream", "asgi", "--per-connection", "4")
-    assert {(r["server"], r["per_connection"]) for r in runs} == {("tokstream", 4), ("asgi", 4)}
+    no error, every text exact."""
+    runs = quick(tmp_path, "--servers", "tokstream", "--per-connection", "4")
+    assert {(r["server"], r["per_connection"]) for r in runs} == {("tokstream", 4)}
 
 
 def test_loopback_floor_quick(tmp_path: Path) -> None:

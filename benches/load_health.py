@@ -158,13 +158,9 @@ async def health_phase(url: str, body: bytes, concurrency: int, seconds: float) 
 
 
 def run_health(args: argparse.Namespace, tok: Any) -> list[dict[str, Any]]:
-    """The ``--health`` mode: one phase per ``--health-top-logprobs`` value, for each of
-    tokstream's fronts named in ``--servers`` (``tokstream``, its default, and ``asgi``)."""
-    out = []
-    names = [n for n in args.servers if n in ("tokstream", "asgi")] or ["tokstream"]
-    for name in names:
-        out += _run_health_on(name, args, tok)
-    return out
+    """The ``--health`` mode: one phase per ``--health-top-logprobs`` value, on ``tokstream
+    serve``."""
+    return _run_health_on("tokstream", args, tok)
 
 
 def _run_health_on(name: str, args: argparse.Namespace, tok: Any) -> list[dict[str, Any]]:

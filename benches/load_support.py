@@ -246,8 +246,6 @@ class Server:
         self.sockdir = tempfile.mkdtemp(prefix="tokstream-load-") if transport == "unix" else None
         if name == "tokstream":
             command = [sys.executable, "-m", "tokstream", "serve"]
-        elif name == "asgi":  # tokstream's ASGI app on uvicorn, the server before the Rust front
-            command = [sys.executable, "-m", "tokstream", "serve", "--front", "asgi"]
         else:
             command = [sys.executable, str(HERE / "reference_server.py")]
         command += ["--tokenizer", tokenizer, "--workers", str(workers)]

@@ -1,13 +1,13 @@
 """Load test of the derender server: concurrent streams over HTTP, against a plain-Python peer.
 
 Starts ``tokstream serve`` as a real process, then the peer: ``benches/reference_server.py``,
-the plain-Python reference derender (``oracles/derender_reference.py``) behind the same
-``tokstream.server.App`` on uvicorn with the same options and workers. Against each it replays N
-concurrent recorded generate streams over loopback HTTP (a light keep-alive HTTP/1.1 client,
-``benches/http_client.py``, or aiohttp with ``--client aiohttp``; one task per stream, posting
-its chunks one after another, each with the ``stream_state`` of the previous answer) and reports
-chunks/s, tokens/s, per-chunk latency, the server's CPU time per token (``/proc/<pid>/stat`` of
-the server and its workers) and errors. Every stream's text must
+the plain-Python reference derender (``oracles/derender_reference.py``) behind
+``tokstream.server.App`` (the embeddable ASGI app) on uvicorn with as many workers. Against each
+it replays N concurrent recorded generate streams over loopback HTTP (a light keep-alive
+HTTP/1.1 client, ``benches/http_client.py``, or aiohttp with ``--client aiohttp``; one task per
+stream, posting its chunks one after another, each with the ``stream_state`` of the previous
+answer) and reports chunks/s, tokens/s, per-chunk latency, the server's CPU time per token
+(``/proc/<pid>/stat`` of the server and its workers) and errors. Every stream's text must
 equal the one-shot decode (REFERENCE C1, ``skip_special_tokens=True``) and every request must
 succeed, else the exit status is 1::
 
@@ -369,14 +369,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokenizer", default=str(default_tok), help="tokenizer.json or folder")
     parser.add_argument("--streams", type=int, nargs="+", help="N per run (default: 64 256)")
     parser.add_argument("--tokens", type=int, help="output ids per stream (default: 512)")
-    parser.add_argument("--workers", type=int, default=1, help="server worker processes")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker threads of tokstream serve, processes of the reference",
+    )
     parser.add_argument(
         "--servers",
         nargs="+",
         default=["tokstream", "reference"],
-        choices=["tokstream", "asgi", "reference"],
-        help="tokstream (its default, Rust front), asgi (tokstream serve --front asgi), "
-        "reference (the plain-Python derender on the ASGI app)",
+        choices=["tokstream", "reference"],
+        help="tokstream (tokstream serve), reference (the plain-Python derender on the ASGI "
+        "app on uvicorn)",
     )
     parser.add_argument(
         "--chunk-ids",
@@ -429,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     if "unix" in args.transports and (
         args.client != "light" or args.health or "reference" in args.servers
     ):
-        parser.error("--transports unix takes the light client and the tokstream servers only")
+        parser.error("--transports unix takes the light client and the tokstream server only")
     if args.per_connection < 1 or (args.per_connection > 1 and args.client != "light"):
         parser.error("--per-connection takes 1 or more, and above 1 the light client")
     quick = args.quick

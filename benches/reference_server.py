@@ -2,13 +2,13 @@
 
 ``oracles/derender_reference.py``'s ``ReferenceDerenderer`` is derender the way vLLM's server does
 it (pydantic request validation, vLLM's windowed algorithm in Python, pydantic serialization).
-This module serves it with ``tokstream.server.App`` on uvicorn, with the options ``tokstream
-serve`` uses, so that a load test of the two servers differs only in what answers a body::
+This module serves it with ``tokstream.server.App``, the embeddable ASGI app, on uvicorn: the
+load test's Python peer of ``tokstream serve``::
 
     python benches/reference_server.py --tokenizer target/fixtures/tokenizers/qwen3 --port 8001
 
-More than one worker goes through an app factory, as ``tokstream serve`` does: the config
-travels to the worker processes as JSON in ``TOKSTREAM_REFERENCE_CONFIG``.
+More than one worker goes through an app factory: the config travels to uvicorn's worker
+processes as JSON in ``TOKSTREAM_REFERENCE_CONFIG``.
 """
 
 from __future__ import annotations

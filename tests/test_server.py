@@ -26,7 +26,6 @@ from helpers.real_tokenizers import load_tokenizer, tokenizer_path
 from helpers.server_util import (
     CHAT,
     COMPLETION,
-    FRONTS,
     HOST,
     Server,
     assert_error,
@@ -56,10 +55,8 @@ class Served:
     name: str
 
 
-def running(
-    args: list[str], log: Path, tok: Tokenizer, name: str, front: str | None = None
-) -> Iterator[Served]:
-    server = Server(args, log, front=front)
+def running(args: list[str], log: Path, tok: Tokenizer, name: str) -> Iterator[Served]:
+    server = Server(args, log)
     try:
         yield Served(server.start(), tok, name)
     finally:
@@ -70,19 +67,9 @@ def qwen_args() -> list[str]:
     return ["--tokenizer", str(tokenizer_path("qwen3").parent), "--served-model-name", QWEN_NAME]
 
 
-@pytest.fixture(scope="module", params=FRONTS)
-def qwen(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Served]:
-    """The contract tests run against both fronts."""
-    log = tmp_path_factory.mktemp("qwen") / "server.log"
-    yield from running(qwen_args(), log, load_tokenizer("qwen3"), QWEN_NAME, request.param)
-
-
 @pytest.fixture(scope="module")
-def qwen_default(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """qwen3 on the default front."""
-    log = tmp_path_factory.mktemp("qwen-default") / "server.log"
+def qwen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    log = tmp_path_factory.mktemp("qwen") / "server.log"
     yield from running(qwen_args(), log, load_tokenizer("qwen3"), QWEN_NAME)
 
 
@@ -94,16 +81,14 @@ def deepseek(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     yield from running([], log, load_tokenizer("deepseek-r1"), "deepseek-r1")
 
 
-@pytest.fixture(scope="module", params=FRONTS)
-def small(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Served]:
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     log = tmp_path_factory.mktemp("small") / "server.log"
     args = [*qwen_args(), "--max-body-bytes", str(SMALL_LIMIT)]
-    yield from running(args, log, load_tokenizer("qwen3"), QWEN_NAME, request.param)
+    yield from running(args, log, load_tokenizer("qwen3"), QWEN_NAME)
 
 
-@pytest.fixture(scope="module", params=["qwen_default", "deepseek"])
+@pytest.fixture(scope="module", params=["qwen", "deepseek"])
 def served(request: pytest.FixtureRequest) -> Served:
     return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
 
@@ -300,9 +285,18 @@ def test_unknown_model_or_path_is_404(qwen: Served, method: str, path: str, body
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_get_on_a_derender_path_is_405(qwen: Served, path: str) -> None:
-    assert_error(qwen.server.call("GET", path), 405, "MethodNotAllowedError")
+def test_get_on_a_derender_path_is_405_allowing_post(qwen: Served, path: str) -> None:
+    answer = qwen.server.call("GET", path)
+    assert_error(answer, 405, "MethodNotAllowedError")
+    assert answer.headers["allow"] == "POST", answer.headers
     assert_still_serving(qwen)
+
+
+@pytest.mark.parametrize("path", ["/health", "/v1/models", "/metrics"])
+def test_post_on_a_get_path_is_405_allowing_get_and_head(qwen: Served, path: str) -> None:
+    answer = qwen.server.post(path, {})
+    assert_error(answer, 405, "MethodNotAllowedError")
+    assert answer.headers["allow"] == "GET, HEAD", answer.headers
 
 
 def padded(size: int) -> bytes:
@@ -396,10 +390,8 @@ def test_health_answers_during_large_derenders(deepseek: Served) -> None:
     assert polls >= 1
 
 
-def start_own(
-    tmp_path: Path, args: list[str], log_level: str = "warning", front: str | None = None
-) -> Server:
-    return Server(args, tmp_path / "server.log", log_level=log_level, front=front).start()
+def start_own(tmp_path: Path, args: list[str], log_level: str = "warning") -> Server:
+    return Server(args, tmp_path / "server.log", log_level=log_level).start()
 
 
 @pytest.mark.timeout(120)

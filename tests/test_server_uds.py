@@ -1,6 +1,6 @@
 """``tokstream serve --uds PATH``: the server on a Unix domain socket instead of a TCP port.
 
-Both fronts serve the same contract there (a stream with its state carried, a whole response,
+The server serves the same contract there (a stream with its state carried, a whole response,
 errors, ``/metrics``); the banner names the socket; the socket file is removed when the server
 exits; and binding refuses what it must not replace (a regular file, a live server's socket)
 while replacing a socket file a dead server left. The limits over this transport are in
@@ -18,7 +18,6 @@ from helpers.real_tokenizers import load_tokenizer, tokenizer_path
 from helpers.server_util import (
     CHAT,
     COMPLETION,
-    FRONTS,
     Server,
     assert_error,
     chunk_text,
@@ -31,15 +30,12 @@ from tokstream.launch import BindError, bind_unix
 TEXT = "Unix sockets carry the same answers: 世界 👋"
 
 
-@pytest.fixture(scope="module", params=FRONTS)
-def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Server]:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("uds")
     served = Server(
         ["--tokenizer", str(tokenizer_path("qwen3").parent)],
         folder / "server.log",
-        front=request.param,
         uds=folder / "derender.sock",
     )
     try:

@@ -16,6 +16,7 @@ __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_HEADER_BYTES",
     "DEFAULT_OFFLOAD_BYTES",
+    "DEFAULT_SEND_TIMEOUT",
     "LINGER",
     "LINGER_BYTES",
     "LOGPROB_CONTEXT",
@@ -51,6 +52,7 @@ MAX_TOP_LOGPROBS: int
 DEFAULT_HEADER_TIMEOUT: float
 DEFAULT_BODY_TIMEOUT: float
 DEFAULT_KEEP_ALIVE_TIMEOUT: float
+DEFAULT_SEND_TIMEOUT: float
 DEFAULT_MAX_HEADER_BYTES: int
 DEFAULT_MAX_BODY_BYTES: int
 DEFAULT_MAX_CONNECTIONS: int
@@ -232,7 +234,7 @@ class Derenderer:
 
 @final
 class Front:
-    """The HTTP/1.1 front serving a ``Derenderer`` on a listening socket (``tokstream.launch``)."""
+    """The HTTP front serving a ``Derenderer`` on a listening socket (``tokstream.launch``)."""
 
     def __new__(
         cls,
@@ -246,6 +248,7 @@ class Front:
         header_timeout: float = ...,
         body_timeout: float = ...,
         keep_alive_timeout: float = ...,
+        send_timeout: float = ...,
         max_header_bytes: int = ...,
         max_body_bytes: int = ...,
         max_connections: int = ...,
@@ -256,9 +259,9 @@ class Front:
     def drain(self, grace: float) -> None:
         """Stops accepting, closes idle connections and gives requests in flight ``grace`` s."""
     def wait(self, timeout: float) -> bool:
-        """Waits up to ``timeout`` seconds for the loop threads to end; true once they have."""
+        """Waits up to ``timeout`` seconds for the worker threads to end; true once they have."""
     @property
     def busy(self) -> bool:
         """Whether a large derender is still running on the pool."""
     def snapshot(self) -> str:
-        """Every loop thread's counters, a JSON array of ``Metrics`` snapshots."""
+        """Every worker thread's counters, a JSON array of ``Metrics`` snapshots."""

@@ -1,18 +1,19 @@
-"""The derender server as an ASGI app, to embed in a Python server (uvicorn, Granian, ...).
+"""The derender endpoints as an ASGI app, to embed in your own ASGI server (uvicorn, Granian, ...).
 
-``tokstream serve`` runs the Rust front by default (``--front asgi`` runs this app on uvicorn);
-both answer the same contract: the endpoints, statuses and error bodies come from the native core
-(``Derenderer.handle_json`` and ``_core.error_body``)::
+The app answers the contract of ``tokstream serve`` (endpoints, statuses and error bodies come
+from the native core: ``Derenderer.handle_json`` and ``_core.error_body``)::
 
     from tokstream.asgi import create_app
 
     app = create_app("path/to/model", served_model_name="my-model")
     # uvicorn.run(app, ...), or mount it in another ASGI application
 
-The app routes ``POST /v1/chat/completions/derender``, ``POST /v1/completions/derender``,
-``GET /v1/models``, ``GET /health`` and ``GET /metrics``. The connection limits (header and body
-timeouts, header size, connection cap) are the HTTP server's: ``tokstream.connection`` adds them
-to uvicorn's httptools protocol.
+It routes ``POST /v1/chat/completions/derender``, ``POST /v1/completions/derender``,
+``GET /v1/models``, ``GET /health`` and ``GET /metrics`` (this app's counters), and answers 413 to
+a body over ``App``'s ``max_body_bytes`` (32 MiB by default). It has no HTTP limits of its own:
+header and body timeouts, header size, the connection cap, keep-alive and the drain on shutdown
+are the host server's.
+``tokstream serve`` does not run it; its front serves the same derenderer natively.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
 from collections.abc import Callable
@@ -46,13 +45,10 @@ def _load_error(path: str, error: Exception) -> str:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    if args.front == "asgi" and importlib.util.find_spec("uvicorn") is None:
-        print('tokstream serve needs: pip install "tokstream[server]"', file=sys.stderr)
-        return 2
     from .server import ServerConfig, build_app
 
     try:
-        # Once, here: a model id is looked up (or downloaded) before any worker starts.
+        # Once, here: a model id is looked up (or downloaded) before the server starts.
         found = resolve(args.tokenizer or _default_tokenizer(), args.revision)
     except TokstreamError as e:
         print(f"tokstream serve: {e}", file=sys.stderr)
@@ -79,9 +75,8 @@ def _serve(args: argparse.Namespace) -> int:
     from .launch import Listen, connection_cap, raise_open_file_limit, run
 
     open_files = raise_open_file_limit()
-    # The Rust front's workers are threads of this process, sharing its open-file limit.
-    shares = args.workers if args.front == "rust" else 1
-    max_connections = connection_cap(args.max_connections, open_files, shares)
+    # The workers are threads of this process, sharing its open-file limit.
+    max_connections = connection_cap(args.max_connections, open_files, args.workers)
     config = ServerConfig(
         tokenizer=str(tokenizer),
         served_model_name=name,
@@ -93,12 +88,12 @@ def _serve(args: argparse.Namespace) -> int:
         response_template=template,
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
+        send_timeout=args.send_timeout,
         max_header_bytes=args.max_header_bytes,
         max_connections=max_connections,
-        shutdown_grace=args.shutdown_grace,
     )
     try:
-        app = build_app(config)  # load once here: a bad tokenizer fails before any worker starts
+        app = build_app(config)  # load once here: a bad tokenizer fails before the server starts
     except (TokstreamError, OSError, ValueError) as e:
         print(f"tokstream serve: {_load_error(str(tokenizer), e)}", file=sys.stderr)
         return 1
@@ -110,10 +105,11 @@ def _serve(args: argparse.Namespace) -> int:
             f"tokenizer {tokenizer} (engine {derenderer.detokenizer.engine}, eos ids "
             f"{list(derenderer.eos_token_ids)}), max_model_len {max_len}, parsers "
             f"{derenderer.reasoning_parser or '-'}/{derenderer.tool_parser or '-'} "
-            f"({derenderer.parser_state}), {args.workers} worker(s), front {args.front}, limits: "
+            f"({derenderer.parser_state}), {args.workers} worker(s), limits: "
             f"{max_connections} connections a worker, headers {args.max_header_bytes} bytes "
             f"in {args.header_timeout:g} s, body pauses {args.body_timeout:g} s, "
-            f"keep-alive {args.keep_alive_timeout:g} s, shutdown grace {args.shutdown_grace:g} s"
+            f"keep-alive {args.keep_alive_timeout:g} s, unread answers {args.send_timeout:g} s, "
+            f"shutdown grace {args.shutdown_grace:g} s"
         )
 
     listen = Listen(
@@ -123,7 +119,6 @@ def _serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         keep_alive_timeout=args.keep_alive_timeout,
         shutdown_grace=args.shutdown_grace,
-        front=args.front,
         uds=args.uds,
     )
     return run(app, config, listen, banner)
@@ -203,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         DEFAULT_MAX_BODY_BYTES,
         DEFAULT_MAX_CONNECTIONS,
         DEFAULT_MAX_HEADER_BYTES,
+        DEFAULT_SEND_TIMEOUT,
         DEFAULT_SHUTDOWN_GRACE,
     )
 
@@ -237,15 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         "--workers",
         type=_whole(1),
         default=1,
-        help="workers: loop threads of the rust front, processes of the asgi one "
-        "(default: %(default)s)",
-    )
-    serve.add_argument(
-        "--front",
-        choices=["rust", "asgi"],
-        default="rust",
-        help="the HTTP server: the native one (no Python on a request's path) or the ASGI app "
-        "on uvicorn (default: %(default)s)",
+        help="worker threads of the HTTP server, in this one process (default: %(default)s)",
     )
     serve.add_argument(
         "--max-model-len",
@@ -268,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         "--header-timeout",
         type=_seconds,
         default=DEFAULT_HEADER_TIMEOUT,
-        help="seconds to receive a request's headers, then 408 (default: %(default)s)",
+        help="seconds to receive a request's headers, then the connection is closed "
+        "(default: %(default)s)",
     )
     serve.add_argument(
         "--body-timeout",
@@ -283,11 +272,19 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds an idle keep-alive connection stays open (default: %(default)s)",
     )
     serve.add_argument(
+        "--send-timeout",
+        type=_seconds,
+        default=DEFAULT_SEND_TIMEOUT,
+        help="close a connection whose answers the client has not read for this long, in "
+        "seconds (default: %(default)s)",
+    )
+    serve.add_argument(
         "--max-connections",
         type=_whole(1),
         default=DEFAULT_MAX_CONNECTIONS,
-        help="open connections per worker process, more get 503; lowered to fit the open-file "
-        "limit, which is raised to its hard limit at start (default: %(default)s)",
+        help="open connections per worker thread; one more closes the oldest idle one, or gets "
+        "503 if none is idle; lowered to fit the open-file limit, which is raised to its hard "
+        "limit at start (default: %(default)s)",
     )
     serve.add_argument(
         "--shutdown-grace",

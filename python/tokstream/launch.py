@@ -1,49 +1,31 @@
 """Starting ``tokstream serve``: the listening socket, the open-file limit, the front, the workers.
 
 The socket is bound here, before the server starts, so a port in use or a bad host is one clear
-line and the banner is printed only once the server really listens. Two fronts serve it:
-
-- ``rust`` (the default): the HTTP/1.1 server of the native core (``_core.Front``), no Python on
-  a request's path; ``--workers N`` is N loop threads in this process, sharing the socket and
-  one set of counters, so ``/metrics`` sees them all;
-- ``asgi``: the ASGI app (``tokstream.asgi``) on uvicorn with the limits of
-  ``tokstream.connection``; ``--workers N`` is N processes sharing the socket, and a temporary
-  directory of Unix sockets through which ``/metrics`` adds up every worker's counters
-  (``tokstream.metrics``).
-
-Both answer the same endpoints, statuses, error bodies and limits.
+line and the banner is printed only once the server really listens. The front is the HTTP server
+of the native core (``_core.Front``), no Python on a request's path; ``--workers N`` is N worker
+threads in this process, sharing the socket and one set of counters, so ``/metrics`` sees them
+all.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
-import shutil
 import signal
 import socket
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ._core import Front
-from .server import (
-    CONFIG_ENV,
-    DEFAULT_KEEP_ALIVE_TIMEOUT,
-    EXIT_MARGIN,
-    App,
-    ServerConfig,
-    exit_now,
-)
+from .server import DEFAULT_KEEP_ALIVE_TIMEOUT, EXIT_MARGIN, App, ServerConfig, exit_now
 
 __all__ = [
     "BACKLOG",
-    "FRONTS",
     "BindError",
     "Listen",
     "bind",
@@ -55,9 +37,7 @@ __all__ = [
 ]
 
 BACKLOG = 2048
-#: The fronts ``tokstream serve --front`` can run, the default first.
-FRONTS = ("rust", "asgi")
-#: File descriptors a worker keeps for itself beyond its connections (tokenizer, logs, pipes).
+#: File descriptors the process keeps for itself beyond its connections (tokenizer, logs, pipes).
 _RESERVED_FDS = 64
 
 
@@ -67,7 +47,7 @@ class BindError(Exception):
 
 @dataclass(frozen=True)
 class Listen:
-    """Where and how ``tokstream serve`` runs (what is not part of a worker's ``ServerConfig``)."""
+    """Where and how ``tokstream serve`` runs (what its ``ServerConfig`` does not carry)."""
 
     host: str
     port: int
@@ -75,7 +55,6 @@ class Listen:
     log_level: str
     keep_alive_timeout: float
     shutdown_grace: float
-    front: str = FRONTS[0]
     #: A Unix domain socket path to listen on instead of ``host:port``.
     uds: str | None = None
 
@@ -99,7 +78,7 @@ def raise_open_file_limit() -> int:
 
 def connection_cap(wanted: int, open_files: int, shares: int = 1) -> int:
     """``wanted``, lowered to what the open-file limit leaves for connections, split in
-    ``shares`` (the loop threads of one process)."""
+    ``shares`` (the worker threads of the front)."""
     return max(1, min(wanted, (open_files - _RESERVED_FDS) // max(shares, 1)))
 
 
@@ -138,8 +117,8 @@ def bind_unix(path: str) -> socket.socket:
 
 
 def _listening(sock: socket.socket, address: Any, where: str, *, reuse: bool) -> socket.socket:
-    """``sock`` bound to ``address``, listening and inheritable (the workers share it); closed,
-    and ``BindError`` naming ``where``, when it cannot be."""
+    """``sock`` bound to ``address`` and listening; closed, and ``BindError`` naming ``where``,
+    when it cannot be."""
     try:
         if reuse:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -148,7 +127,6 @@ def _listening(sock: socket.socket, address: Any, where: str, *, reuse: bool) ->
     except OSError as e:
         sock.close()
         raise BindError(f"cannot listen on {where}: {_reason(e)}") from None
-    sock.set_inheritable(True)
     return sock
 
 
@@ -170,7 +148,7 @@ def run(app: App, config: ServerConfig, listen: Listen, banner: Callable[[str], 
             port = sock.getsockname()[1]
             host = f"[{listen.host}]" if ":" in listen.host else listen.host
             print(banner(f"http://{host}:{port}"), flush=True)
-        return _serve(app, config, listen, sock)
+        return _run_front(app, config, listen, sock)
     finally:
         _remove_socket_file(listen)
 
@@ -179,74 +157,6 @@ def _remove_socket_file(listen: Listen) -> None:
     if listen.uds:
         with contextlib.suppress(OSError):
             os.unlink(listen.uds)
-
-
-def _serve(app: App, config: ServerConfig, listen: Listen, sock: socket.socket) -> int:
-    port = 0 if listen.uds else sock.getsockname()[1]
-    if listen.front == "rust":
-        return _run_front(app, config, listen, sock)
-    import uvicorn
-
-    from .connection import LimitedHttpProtocol, Limits
-
-    options: dict[str, Any] = {
-        "host": listen.host,
-        "port": port,
-        "http": LimitedHttpProtocol,
-        "ws": "none",  # the app serves HTTP only; no upgrade may slip past the limits
-        "log_level": listen.log_level,
-        "access_log": False,
-        "server_header": False,
-        "lifespan": "on",
-        "backlog": BACKLOG,
-        "timeout_keep_alive": listen.keep_alive_timeout,
-        # The app answers 503 and exits before this (``App.shutdown_grace``); uvicorn's own
-        # cancellation, a second later, is only a fallback.
-        "timeout_graceful_shutdown": listen.shutdown_grace + 1,
-    }
-    if listen.uds:
-        options["uds"] = listen.uds  # named in uvicorn's log; the socket is bound already
-    # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal under the handler that
-    # was there before; with this one the process exits 0 after a clean shutdown.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    limits = Limits(
-        header_timeout=config.header_timeout,
-        body_timeout=config.body_timeout,
-        max_header_bytes=config.max_header_bytes,
-        max_connections=config.max_connections,
-    )
-    if listen.workers == 1:
-        uv_config = uvicorn.Config(app, **options)
-        uv_config.tokstream_limits = limits  # type: ignore[attr-defined]
-        with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises SIGINT after its drain
-            uvicorn.Server(uv_config).run(sockets=[sock])
-        return 0
-    from uvicorn.supervisors import Multiprocess
-
-    metrics_dir = tempfile.mkdtemp(prefix="tokstream-metrics-")
-    try:
-        worker_config = dataclasses.replace(config, metrics_dir=metrics_dir)
-        os.environ[CONFIG_ENV] = json.dumps(dataclasses.asdict(worker_config))
-        uv_config = uvicorn.Config(
-            "tokstream.server:create_app", factory=True, workers=listen.workers, **options
-        )
-        uv_config.tokstream_limits = limits  # type: ignore[attr-defined]
-        supervisor = Multiprocess(uv_config, sockets=[sock])
-        _forward_at_once(supervisor)
-        supervisor.run()
-    finally:
-        shutil.rmtree(metrics_dir, ignore_errors=True)
-    return 0
-
-
-def _forward_at_once(supervisor: Any) -> None:
-    # uvicorn's supervisor looks at its signals every half second; the workers' grace period
-    # starts when they get SIGTERM, so pass it on at once.
-    def handler(num: int, frame: object) -> None:
-        supervisor.should_exit.set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, handler)
 
 
 def front_for(
@@ -258,7 +168,7 @@ def front_for(
     keep_alive_timeout: float = DEFAULT_KEEP_ALIVE_TIMEOUT,
 ) -> Front:
     """A started ``_core.Front`` serving ``app``'s derenderer, models and metrics on ``sock``
-    (``threads`` loop threads); the caller may close ``sock`` then."""
+    (``threads`` worker threads); the caller may close ``sock`` then."""
     from .metrics import BYTES_BOUNDS, LATENCY_BOUNDS, Metrics, render
 
     def render_all(snapshots: str) -> bytes:
@@ -278,6 +188,7 @@ def front_for(
         header_timeout=config.header_timeout,
         body_timeout=config.body_timeout,
         keep_alive_timeout=keep_alive_timeout,
+        send_timeout=config.send_timeout,
         max_header_bytes=config.max_header_bytes,
         max_body_bytes=config.max_body_bytes,
         max_connections=config.max_connections,
@@ -288,7 +199,7 @@ def front_for(
 
 
 def _run_front(app: App, config: ServerConfig, listen: Listen, sock: socket.socket) -> int:
-    """Serves with the Rust front until SIGTERM or SIGINT, then drains within the grace."""
+    """Serves with the front until SIGTERM or SIGINT, then drains within the grace."""
     front = front_for(
         app, config, sock, threads=listen.workers, keep_alive_timeout=listen.keep_alive_timeout
     )
@@ -303,7 +214,7 @@ def _run_front(app: App, config: ServerConfig, listen: Listen, sock: socket.sock
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, handler)
-    # Python runs signal handlers between waits; the loop threads serve meanwhile.
+    # Python runs signal handlers between waits; the worker threads serve meanwhile.
     while not front.wait(0.05):
         if signalled and time.monotonic() - signalled[0] > grace + EXIT_MARGIN:
             break

@@ -1,35 +1,25 @@
-"""The server's Prometheus metrics: this process's counters, and a whole-server view.
+"""The server's Prometheus metrics: counters, and their text.
 
-Each worker process counts its own requests. With ``--workers N`` a scrape must still see the
-whole server, so every worker also answers a snapshot of its counters on a Unix socket in a
-directory the workers share (``<pid>.sock``); the worker that gets ``GET /metrics`` gathers the
-snapshots of all the others over those sockets and renders the sums. A scrape costs one local
-round trip per worker, and nothing is shared or written per request.
+The front counts per worker thread; a scrape of ``/metrics`` hands every thread's snapshot (JSON,
+in the shape of ``Metrics.snapshot``) to ``launch.front_for``'s renderer, which adds them up here
+and renders the sums. The embeddable ASGI app counts in one ``Metrics``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import os
 from bisect import bisect_left
-from pathlib import Path
 from typing import Any
 
-__all__ = ["BYTES_BOUNDS", "LATENCY_BOUNDS", "Histogram", "Metrics", "Peers", "render"]
+__all__ = ["BYTES_BOUNDS", "LATENCY_BOUNDS", "Histogram", "Metrics", "render"]
 
 _LATENCY_BOUNDS = (
     0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
     0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 )  # fmt: skip
 _BYTES_BOUNDS = (128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 16384.0, 65536.0)
-#: The histograms' upper bounds (the Rust front counts with the same ones).
+#: The histograms' upper bounds (the front counts with the same ones).
 LATENCY_BOUNDS = _LATENCY_BOUNDS
 BYTES_BOUNDS = _BYTES_BOUNDS
-
-#: How long a scrape waits for another worker's snapshot before leaving it out.
-PEER_TIMEOUT = 2.0
 
 
 class Histogram:
@@ -52,7 +42,7 @@ class Histogram:
         return {"counts": list(self.counts), "total": self.total, "count": self.count}
 
     def add(self, snap: dict[str, Any]) -> None:
-        """Adds another worker's snapshot of a histogram with the same bounds."""
+        """Adds another worker thread's snapshot of a histogram with the same bounds."""
         counts = snap["counts"]
         if len(counts) != len(self.counts):
             return
@@ -76,7 +66,7 @@ class Histogram:
 
 
 class Metrics:
-    """One process's counters; ``snapshot`` and ``add`` move them between workers as JSON."""
+    """One set of counters; ``add`` sums another's ``snapshot`` (a worker thread's, as JSON)."""
 
     def __init__(self) -> None:
         self.requests: dict[tuple[str, int], int] = {}
@@ -108,7 +98,7 @@ class Metrics:
         }
 
     def add(self, snap: dict[str, Any]) -> None:
-        """Adds another worker's ``snapshot()``."""
+        """Adds another worker thread's ``snapshot()``."""
         for endpoint, status, n in snap["requests"]:
             key = (str(endpoint), int(status))
             self.requests[key] = self.requests.get(key, 0) + int(n)
@@ -125,9 +115,9 @@ class Metrics:
 
 
 def render(metrics: Metrics, workers: int) -> bytes:
-    """Prometheus text of ``metrics`` (the sums over ``workers`` worker processes)."""
+    """Prometheus text of ``metrics`` (the sums over ``workers`` worker threads)."""
     out = [
-        "# HELP tokstream_workers Workers (threads or processes) whose counters this scrape sums.",
+        "# HELP tokstream_workers Worker threads whose counters this scrape sums.",
         "# TYPE tokstream_workers gauge",
         f"tokstream_workers {workers}",
         "# HELP tokstream_requests_total HTTP requests answered, by endpoint and status.",
@@ -159,63 +149,3 @@ def render(metrics: Metrics, workers: int) -> bytes:
         *metrics.state_bytes.render("tokstream_stream_state_bytes", ""),
     ]
     return ("\n".join(out) + "\n").encode()
-
-
-class Peers:
-    """The other workers of this server, reached through the Unix sockets in ``directory``."""
-
-    def __init__(self, directory: str, metrics: Metrics) -> None:
-        self.directory = Path(directory)
-        self.metrics = metrics
-        self.path = self.directory / f"{os.getpid()}.sock"
-        self._server: asyncio.AbstractServer | None = None
-
-    async def start(self) -> None:
-        """Starts answering this worker's snapshot on ``<pid>.sock``."""
-        self._server = await asyncio.start_unix_server(self._answer, path=str(self.path))
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            self._server = None
-        with contextlib.suppress(OSError):
-            self.path.unlink()
-
-    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            writer.write(json.dumps(self.metrics.snapshot()).encode())
-            await writer.drain()
-        except OSError:
-            pass
-        finally:
-            writer.close()
-
-    async def gather(self) -> bytes:
-        """This worker's counters plus every other live worker's, as Prometheus text."""
-        others = [p for p in self.directory.glob("*.sock") if p != self.path]
-        snaps = await asyncio.gather(*(_fetch(p) for p in others))
-        total = Metrics()
-        total.add(self.metrics.snapshot())
-        workers = 1
-        for snap in snaps:
-            if snap is not None:
-                total.add(snap)
-                workers += 1
-        return render(total, workers)
-
-
-async def _read(path: Path) -> bytes:
-    reader, writer = await asyncio.open_unix_connection(str(path))
-    try:
-        return await reader.read()
-    finally:
-        writer.close()
-
-
-async def _fetch(path: Path) -> dict[str, Any] | None:
-    """One worker's snapshot, or None when it does not answer in time (it has exited)."""
-    try:
-        snap: dict[str, Any] = json.loads(await asyncio.wait_for(_read(path), PEER_TIMEOUT))
-    except (OSError, ValueError, asyncio.TimeoutError):
-        return None
-    return snap

@@ -1,16 +1,19 @@
-"""The derender server: a plain ASGI app over ``Derenderer.handle_json``.
+"""The derender endpoints as a plain ASGI app over ``Derenderer.handle_json``, to embed.
 
 No framework: the app routes six paths by hand, reads the body, hands the raw bytes to the native
 core and sends back what it answers. A framework's request objects, validation and dependency
 injection would cost more per chunk than derendering it does (see the README).
 
 Endpoints: ``POST /v1/chat/completions/derender``, ``POST /v1/completions/derender`` (both
-shapes), ``GET /v1/models``, ``GET /health``, ``GET /metrics`` (Prometheus text, the whole
-server's). Errors are OpenAI-style objects: 400 bad input, 404 unknown path or model, 405 wrong
-method, 413 a body over the limit, 503 when shutting down (the connection limits of
-``tokstream.connection`` answer 400, 408, 431 and 503 in the same shape). Bodies of
+shapes), ``GET /v1/models``, ``GET /health``, ``GET /metrics`` (Prometheus text, this app's
+counters). Errors are OpenAI-style objects: 400 bad input, 404 unknown path or model, 405 wrong
+method (with ``Allow``), 413 a body over ``max_body_bytes``. The app has no HTTP limits of its own
+(timeouts, header size, connection cap): the server that runs it owns them. Bodies of
 ``offload_bytes`` or more are derendered on a thread (the core releases the interpreter lock for
 them), so a large whole response never stalls the event loop.
+
+``tokstream serve`` does not run this app: its front (``tokstream.launch``) serves the same
+derenderer natively. This module also holds the server's defaults and ``ServerConfig``.
 """
 
 from __future__ import annotations
@@ -18,19 +21,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import sys
-import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 from . import _core
 from .derender import CHAT_PATH, COMPLETION_PATH, DEFAULT_PARSER_STATE, Derenderer
-from .metrics import Metrics, Peers, render
+from .metrics import Metrics, render
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
@@ -39,11 +39,12 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_HEADER_BYTES",
+    "DEFAULT_SEND_TIMEOUT",
     "DEFAULT_SHUTDOWN_GRACE",
     "App",
     "Metrics",
     "ServerConfig",
-    "create_app",
+    "build_app",
     "error_body",
 ]
 
@@ -60,7 +61,7 @@ DEFAULT_OFFLOAD_BYTES: int = _core.DEFAULT_OFFLOAD_BYTES
 """Bodies at least this large are derendered on a worker thread, off the event loop."""
 
 DEFAULT_HEADER_TIMEOUT: float = _core.DEFAULT_HEADER_TIMEOUT
-"""Seconds a connection has to send its request line and headers (then 408, or closed)."""
+"""Seconds a connection has to send its request line and headers (then it is closed)."""
 
 DEFAULT_BODY_TIMEOUT: float = _core.DEFAULT_BODY_TIMEOUT
 """Seconds a request's body may stop arriving before the request gets 408."""
@@ -69,10 +70,14 @@ DEFAULT_MAX_HEADER_BYTES: int = _core.DEFAULT_MAX_HEADER_BYTES
 """Largest request line and headers, in all (431 above it, without buffering them)."""
 
 DEFAULT_MAX_CONNECTIONS: int = _core.DEFAULT_MAX_CONNECTIONS
-"""Open connections a worker process serves; one more is answered 503."""
+"""Open connections a worker thread serves; one more closes the oldest idle one (503 if none is
+idle)."""
 
 DEFAULT_KEEP_ALIVE_TIMEOUT: float = _core.DEFAULT_KEEP_ALIVE_TIMEOUT
 """Seconds an idle keep-alive connection stays open after its last response."""
+
+DEFAULT_SEND_TIMEOUT: float = _core.DEFAULT_SEND_TIMEOUT
+"""Seconds a connection's answers may stay unread by the client before it is closed."""
 
 DEFAULT_SHUTDOWN_GRACE = 10.0
 """Seconds requests in flight at SIGTERM have to finish; later they get 503."""
@@ -80,31 +85,34 @@ DEFAULT_SHUTDOWN_GRACE = 10.0
 #: Exit this long after the grace period even if a derender thread is still running.
 EXIT_MARGIN = 0.5
 
+Headers = Sequence[tuple[bytes, bytes]]
+
 _JSON = [(b"content-type", b"application/json")]
 _PLAIN = [(b"content-type", b"text/plain; charset=utf-8")]
 _PROMETHEUS = [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]
 
 
 def error_body(status: int, message: str) -> bytes:
-    """The OpenAI-style error object of every refusal, the app's and the connections': the
-    core's (``_core.error_body``), which the Rust front answers too; its type follows from
-    the status."""
+    """The OpenAI-style error object of every refusal: the core's (``_core.error_body``), which
+    the front answers too; its type follows from the status."""
     return _core.error_body(status, message)
 
 
+_NO_STORE = (b"cache-control", b"no-store")
+_ALLOW_POST = [(b"allow", b"POST")]
+_ALLOW_GET = [(b"allow", b"GET, HEAD")]
 _GET_PATHS = {"/health": "health", "/v1/models": "models", "/metrics": "metrics"}
 _ERROR_REASONS = {
     400: "bad_request",
     404: "not_found",
     405: "method_not_allowed",
     413: "payload_too_large",
-    503: "shutting_down",
 }
 
 
 @dataclass(frozen=True)
 class ServerConfig:
-    """What a worker needs to build its app (passed to worker processes as JSON)."""
+    """What ``tokstream serve`` builds its app and its front from."""
 
     tokenizer: str
     served_model_name: str
@@ -117,25 +125,19 @@ class ServerConfig:
     response_template: str | None = None
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     body_timeout: float = DEFAULT_BODY_TIMEOUT
+    send_timeout: float = DEFAULT_SEND_TIMEOUT
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
     max_connections: int = DEFAULT_MAX_CONNECTIONS
-    shutdown_grace: float | None = None
-    metrics_dir: str | None = None
 
 
 class App:
-    """The ASGI application.
+    """The ASGI application; timeouts, header limits, the connection cap and shutdown are the
+    host server's.
 
     Args:
         derenderer: What answers the derender endpoints.
         max_body_bytes: Bodies over this size are answered 413 without being read in full.
         offload_bytes: Bodies at least this size are derendered on a worker thread.
-        shutdown_grace: With a number, SIGTERM (or SIGINT) gives the requests in flight this
-            many seconds: those still waiting for their body or their derender then get 503,
-            and the process exits within ``EXIT_MARGIN`` after the grace period even if a
-            derender thread is still busy. None leaves shutdown to uvicorn.
-        metrics_dir: With ``--workers``, the directory whose Unix sockets reach the other
-            workers, so that ``/metrics`` adds up the whole server.
     """
 
     def __init__(
@@ -144,20 +146,14 @@ class App:
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         offload_bytes: int = DEFAULT_OFFLOAD_BYTES,
-        shutdown_grace: float | None = None,
-        metrics_dir: str | None = None,
     ) -> None:
         self.derenderer = derenderer
         self.max_body_bytes = max_body_bytes
         self.offload_bytes = offload_bytes
-        self.shutdown_grace = shutdown_grace
         self.metrics = Metrics()
-        self._peers = Peers(metrics_dir, self.metrics) if metrics_dir else None
         self._handle = derenderer.handle_json_stats
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="derender")
         self._created = int(time.time())
-        self._inflight: set[asyncio.Task[Any]] = set()
-        self._draining = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -170,41 +166,11 @@ class App:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                if self._peers is not None:
-                    await self._peers.start()
-                if self.shutdown_grace is not None:
-                    self._watch_signals(asyncio.get_running_loop(), self.shutdown_grace)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self._pool.shutdown(wait=False, cancel_futures=True)
-                if self._peers is not None:
-                    await self._peers.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-
-    def _watch_signals(self, loop: asyncio.AbstractEventLoop, grace: float) -> None:
-        """Runs the drain on SIGTERM/SIGINT, before the server's own handler (uvicorn's)."""
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            previous = signal.getsignal(sig)
-
-            def handler(num: int, frame: FrameType | None, previous: Any = previous) -> None:
-                if not self._draining:
-                    self._draining = True
-                    # Answer 503 just before the grace period ends, so the answer is in it.
-                    loop.call_later(max(grace - 0.25, grace / 2), self._cancel_inflight)
-                    timer = threading.Timer(grace + EXIT_MARGIN, exit_now)
-                    timer.daemon = True
-                    timer.start()
-                if callable(previous):
-                    previous(num, frame)
-
-            signal.signal(sig, handler)
-
-    def _cancel_inflight(self) -> None:
-        for task in list(self._inflight):
-            task.cancel()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
@@ -212,33 +178,29 @@ class App:
         start = time.perf_counter()
         if path in (CHAT_PATH, COMPLETION_PATH):
             if method != "POST":
-                status = await self._refuse(send, 405, "MethodNotAllowedError", "use POST")
+                status = await self._refuse(send, 405, "use POST", _ALLOW_POST)
             else:
                 status = await self._derender(scope, path, receive, send, start)
             endpoint = "chat" if path == CHAT_PATH else "completions"
         elif path in _GET_PATHS:
             endpoint = _GET_PATHS[path]
             if method not in ("GET", "HEAD"):
-                status = await self._refuse(send, 405, "MethodNotAllowedError", "use GET")
+                status = await self._refuse(send, 405, "use GET", _ALLOW_GET)
             elif endpoint == "health":
-                status = await _respond(send, 200, b"", _PLAIN)
+                status = await _respond(send, 200, b"", [*_PLAIN, _NO_STORE])
             elif endpoint == "models":
                 status = await _respond(send, 200, self._models(), _JSON)
             else:
-                status = await _respond(send, 200, await self._render_metrics(), _PROMETHEUS)
+                metrics = render(self.metrics, 1)
+                status = await _respond(send, 200, metrics, [*_PROMETHEUS, _NO_STORE])
         else:
-            status = await self._refuse(send, 404, "NotFoundError", f"no endpoint at {path[:200]}")
+            status = await self._refuse(send, 404, f"no endpoint at {path[:200]}")
             endpoint = "other"
         self.metrics.record(endpoint, status, time.perf_counter() - start)
 
-    async def _render_metrics(self) -> bytes:
-        if self._peers is None:
-            return render(self.metrics, 1)
-        return await self._peers.gather()
-
-    async def _refuse(self, send: Send, status: int, kind: str, message: str) -> int:
+    async def _refuse(self, send: Send, status: int, message: str, headers: Headers = ()) -> int:
         self.metrics.error(_ERROR_REASONS.get(status, "payload_too_large"))
-        return await _respond(send, status, error_body(status, message), _JSON)
+        return await _respond(send, status, error_body(status, message), [*_JSON, *headers])
 
     async def _derender(
         self, scope: Scope, path: str, receive: Receive, send: Send, start: float
@@ -247,21 +209,7 @@ class App:
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit() and int(value) > limit:
                 return await self._too_large(send)
-        # While it waits for its body or its derender (and only then), a request can be
-        # cancelled by the drain: it then gets 503 before the grace period ends.
-        task = asyncio.current_task()
-        if task is not None:
-            self._inflight.add(task)
-        try:
-            answer = await self._read_and_derender(path, receive)
-        except asyncio.CancelledError:
-            if not self._draining:
-                raise
-            message = "the server is shutting down; retry on another server"
-            return await self._refuse(send, 503, "ServiceUnavailableError", message)
-        finally:
-            if task is not None:
-                self._inflight.discard(task)
+        answer = await self._read_and_derender(path, receive)
         if answer == 499:
             return 499
         if answer == 413:
@@ -305,10 +253,10 @@ class App:
 
     async def _too_large(self, send: Send) -> int:
         message = f"the body is larger than the server's limit of {self.max_body_bytes} bytes"
-        return await self._refuse(send, 413, "PayloadTooLargeError", message)
+        return await self._refuse(send, 413, message)
 
     def models_body(self) -> bytes:
-        """The ``/v1/models`` answer (the Rust front serves the same bytes)."""
+        """The ``/v1/models`` answer (the front serves the same bytes)."""
         return self._models()
 
     def _models(self) -> bytes:
@@ -324,7 +272,7 @@ class App:
         return json.dumps({"object": "list", "data": [model]}).encode()
 
 
-async def _respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> int:
+async def _respond(send: Send, status: int, body: bytes, headers: Headers) -> int:
     # With its length given, the body goes out in one piece rather than chunked.
     length = (b"content-length", str(len(body)).encode())
     await send({"type": "http.response.start", "status": status, "headers": [*headers, length]})
@@ -333,7 +281,7 @@ async def _respond(send: Send, status: int, body: bytes, headers: list[tuple[byt
 
 
 def build_app(config: ServerConfig) -> App:
-    """Loads the tokenizer and builds the app a worker serves."""
+    """Loads the tokenizer and builds the app over its ``Derenderer``."""
     from . import Detokenizer
 
     detokenizer = Detokenizer.from_file(config.tokenizer)
@@ -350,8 +298,6 @@ def build_app(config: ServerConfig) -> App:
         derenderer,
         max_body_bytes=config.max_body_bytes,
         offload_bytes=config.offload_bytes,
-        shutdown_grace=config.shutdown_grace,
-        metrics_dir=config.metrics_dir,
     )
 
 
@@ -367,15 +313,3 @@ def exit_now(abandoned: bool = True) -> None:
         )
     sys.stdout.flush()
     os._exit(0)
-
-
-CONFIG_ENV = "TOKSTREAM_SERVE_CONFIG"
-"""The environment variable that carries a ``ServerConfig`` (JSON) to worker processes."""
-
-
-def create_app() -> App:
-    """The app factory worker processes call: reads the config from ``TOKSTREAM_SERVE_CONFIG``."""
-    raw = os.environ.get(CONFIG_ENV)
-    if raw is None:
-        raise RuntimeError(f"{CONFIG_ENV} is not set; start the server with `tokstream serve`")
-    return build_app(ServerConfig(**json.loads(raw)))

@@ -1,6 +1,6 @@
 """Raw HTTP/1.1 over a socket, for the tests that send what no HTTP client would: a connection
 to a TCP port on 127.0.0.1 or to a Unix domain socket, everything the server sends until it
-closes, and the checks of one answer in the JSON error shape."""
+closes, and the checks of one answer: in the JSON error shape, or hyper's own with no body."""
 
 from __future__ import annotations
 
@@ -59,3 +59,14 @@ def assert_json_error(raw: bytes, status: int, kind: str) -> None:
     assert set(error) == {"message", "type", "param", "code"}, error
     assert (error["type"], error["code"]) == (kind, status), error
     assert not [word for word in INTERNALS if word in error["message"]], error
+
+
+def assert_bare_refusal(raw: bytes, status: int) -> None:
+    """One response with ``status`` and no body, nothing after it: hyper's own answer to a
+    message it refuses (the connection is then closed, which ``read_all`` waited for)."""
+    assert raw, "the server closed without an answer"
+    code, headers, body = parse(raw)
+    assert code == status, raw[:300]
+    assert headers.get("content-length", "0") == "0", headers
+    assert body == b"", raw[:300]
+    assert headers.get("connection", "close") == "close", headers

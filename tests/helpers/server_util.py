@@ -35,8 +35,6 @@ COMPLETION = _core.COMPLETION_PATH
 #: Generous: 2 shared cores, and a worker that loads a 7 MB tokenizer.json before answering.
 START_SECONDS = 60.0
 STOP_SECONDS = 15.0
-#: The fronts ``tokstream serve --front`` runs; the default (no flag) is the first.
-FRONTS = ("rust", "asgi")
 
 
 def free_port() -> int:
@@ -106,8 +104,7 @@ def request(
 class Server:
     """A ``tokstream serve`` child process; ``start`` returns once ``/health`` answers 200.
 
-    ``front`` adds ``--front NAME``; None runs the default front with no flag. ``uds`` serves
-    on a Unix domain socket at that path (``--uds``) instead of a TCP port."""
+    ``uds`` serves on a Unix domain socket at that path (``--uds``) instead of a TCP port."""
 
     def __init__(
         self,
@@ -115,12 +112,10 @@ class Server:
         log: Path,
         *,
         log_level: str = "warning",
-        front: str | None = None,
         uds: Path | None = None,
     ) -> None:
-        self.args = list(args) if front is None else [*args, "--front", front]
+        self.args = list(args)
         self.uds = uds
-        self.front = front or FRONTS[0]
         self.log = log
         self.log_level = log_level
         self.port = 0
@@ -167,16 +162,6 @@ class Server:
                 pass
             time.sleep(0.05)
         return False
-
-    def wait_workers(self, count: int) -> None:
-        """Waits until ``count`` workers have started (the rust front's threads all have once
-        ``/health`` answers; each asgi worker process logs its startup)."""
-        if self.front != "asgi":
-            return
-        deadline = time.monotonic() + START_SECONDS
-        while self.output().count("Application startup complete") < count:
-            assert time.monotonic() < deadline, self.output()
-            time.sleep(0.1)
 
     def output(self) -> str:
         try:

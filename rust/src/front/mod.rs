@@ -262,7 +262,7 @@ impl Front {
         let (tx, rx) = mpsc::channel::<Job>();
         let shared: &'static Shared = Box::leak(Box::new(Shared {
             derenderer,
-            metrics: (0..threads + 1)
+            metrics: (0..threads)
                 .map(|_| Mutex::new(metrics::Metrics::new(&opts.bounds)))
                 .collect(),
             cap: opts.max_connections.max(1).saturating_mul(threads),

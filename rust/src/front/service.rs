@@ -82,7 +82,8 @@ fn reason(status: u16) -> &'static str {
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const PLAIN: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
-const PROMETHEUS: HeaderValue = HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
+const PROMETHEUS: HeaderValue =
+    HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
 const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
 const CLOSE: HeaderValue = HeaderValue::from_static("close");
 
@@ -291,7 +292,8 @@ async fn answer(
 
 /// What hyper leaves to the server in an HTTP/1 head: exactly one `Host` (none is allowed in
 /// HTTP/1.0), and no transfer coding but `chunked`, which hyper decodes (any other would be
-/// passed on undecoded).
+/// passed on undecoded). hyper itself closes the connection after a request that has both
+/// `Content-Length` and `Transfer-Encoding`, and refuses `Transfer-Encoding` in HTTP/1.0.
 fn framing(req: &Request<Incoming>) -> Option<Out> {
     let hosts = req.headers().get_all(header::HOST).iter().count();
     if hosts > 1 || (hosts == 0 && req.version() == Version::HTTP_11) {
