@@ -9,9 +9,16 @@
 //! the next read returns end of file, so hyper closes the connection itself. An answer that
 //! cannot be written for `send_timeout` fails the write, which also ends it.
 //!
-//! A connection the server closes while the client may still be sending is drained for up to
-//! [`LINGER`] and [`LINGER_BYTES`] after its answer (a task of its own), so the client reads the
-//! answer rather than a reset.
+//! A connection the server closes while the client may still be sending (after a refusal, or
+//! hyper's own answer to a malformed message) is drained for up to [`LINGER`] and
+//! [`LINGER_BYTES`] after its answer (a task of its own), so the client reads the answer rather
+//! than a reset. One closed for a deadline, or to make room, is closed at once: it has no answer
+//! in flight, and its descriptor may be what another connection waits for.
+//!
+//! The wrapper also tells HTTP/2 from HTTP/1 by the first bytes (the preface), as hyper does,
+//! and ends an HTTP/1 connection that sends a NUL byte: no part of an HTTP/1 message may hold
+//! one (field values forbid it, and a JSON body has none outside strings, where it is escaped),
+//! and hyper skips it inside a chunk extension, where a strict parser would refuse the message.
 
 use std::future::Future;
 use std::io;
@@ -205,6 +212,18 @@ impl Deadline {
     }
 }
 
+/// The HTTP/2 client preface: a connection that starts otherwise is HTTP/1.
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// What the first bytes said the connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Speaks {
+    /// Every byte so far (this many) is the preface's.
+    Unknown(usize),
+    Http1,
+    Http2,
+}
+
 /// A connection's socket, with its deadlines.
 pub(super) struct Guarded {
     io: Option<Stream>,
@@ -216,8 +235,10 @@ pub(super) struct Guarded {
     reading_head: bool,
     idle: Deadline,
     send: Deadline,
-    /// The client closed its side: nothing to drain on close.
-    eof: bool,
+    speaks: Speaks,
+    /// The client closed its side, or the connection ended for a deadline: nothing to drain
+    /// on close.
+    quiet: bool,
 }
 
 impl Guarded {
@@ -232,7 +253,8 @@ impl Guarded {
             reading_head: false,
             idle,
             send: Deadline::new(),
-            eof: false,
+            speaks: Speaks::Unknown(0),
+            quiet: false,
         }
     }
 
@@ -268,6 +290,27 @@ impl Guarded {
         }
         false
     }
+
+    /// Looks at bytes just read: whether they may go on to hyper (an HTTP/1 connection must not
+    /// send a NUL).
+    fn admits(&mut self, fresh: &[u8]) -> bool {
+        let mut rest = fresh;
+        if let Speaks::Unknown(seen) = self.speaks {
+            let want = PREFACE.get(seen..).unwrap_or_default();
+            let n = want.len().min(rest.len());
+            if rest.get(..n) == want.get(..n) {
+                self.speaks = if seen + n == PREFACE.len() {
+                    Speaks::Http2
+                } else {
+                    Speaks::Unknown(seen + n)
+                };
+                rest = rest.get(n..).unwrap_or_default();
+            } else {
+                self.speaks = Speaks::Http1;
+            }
+        }
+        self.speaks != Speaks::Http1 || memchr::memchr(0, rest).is_none()
+    }
 }
 
 impl AsyncRead for Guarded {
@@ -284,8 +327,17 @@ impl AsyncRead for Guarded {
         match Pin::new(io).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
                 if buf.filled().len() == before {
-                    this.eof = true;
-                } else if !this.reading_head && this.state.idle() {
+                    this.quiet = true;
+                    return Poll::Ready(Ok(()));
+                }
+                if !this.admits(buf.filled().get(before..).unwrap_or_default()) {
+                    this.shared.count_error("bad_request");
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "a NUL byte in an HTTP/1 message",
+                    )));
+                }
+                if !this.reading_head && this.state.idle() {
                     // The first bytes of a head: it has the header timeout from now.
                     this.reading_head = true;
                     if this.seen > 0 {
@@ -297,6 +349,7 @@ impl AsyncRead for Guarded {
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             Poll::Pending => {
                 if this.idle_over(cx) {
+                    this.quiet = true;
                     return Poll::Ready(Ok(())); // read as the client's close
                 }
                 Poll::Pending
@@ -322,6 +375,7 @@ impl Guarded {
                 }
                 if self.send.poll(cx) {
                     self.shared.count_error("send_timeout");
+                    self.quiet = true;
                     return Poll::Ready(Err(io::Error::new(
                         io::ErrorKind::TimedOut,
                         "the client did not read its answers",
@@ -385,7 +439,7 @@ impl Drop for Guarded {
         let Some(io) = self.io.take() else {
             return;
         };
-        if self.eof {
+        if self.quiet {
             return;
         }
         // The client may still be sending: drain what it sends for a while, so it reads the

@@ -54,8 +54,10 @@ pub use crate::limits::{LINGER, LINGER_BYTES};
 
 /// Most threads that derender large bodies (one a core, so the connections' threads keep theirs).
 const POOL_THREADS: usize = 4;
-/// How long `accept` waits before it is retried after the process ran out of descriptors.
-const ACCEPT_RETRY: Duration = Duration::from_millis(10);
+/// How long `accept` waits before it is retried after the process ran out of descriptors, and
+/// how many idle connections it closes first to make room.
+const ACCEPT_RETRY: Duration = Duration::from_millis(5);
+const ACCEPT_ROOM: usize = 8;
 
 /// The front's limits and sizes.
 #[derive(Debug, Clone)]
@@ -384,7 +386,11 @@ async fn accept_loop(shared: &'static Shared, accept: sock::Accept) {
             Some(Err(e)) if out_of_descriptors(&e) => {
                 // The connections waiting stay in the listen queue: make room, and try again
                 // soon rather than when another connection arrives.
-                shared.conns.close_oldest_idle();
+                for _ in 0..ACCEPT_ROOM {
+                    if !shared.conns.close_oldest_idle() {
+                        break;
+                    }
+                }
                 tokio::time::sleep(ACCEPT_RETRY).await;
             }
             Some(Err(_)) => {} // the client went away before it was accepted

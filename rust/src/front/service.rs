@@ -399,14 +399,12 @@ async fn read_body(shared: &'static Shared, mut body: Incoming, keep: bool) -> R
         };
         let data = match frame.into_data() {
             Ok(data) => data,
-            Err(frame) => {
-                // hyper reads a trailer section that does not start with a field line (a bare
-                // LF after the last chunk) as an empty one, whatever follows it.
-                if frame.trailers_ref().is_some_and(http::HeaderMap::is_empty) {
-                    let message = "the request's chunked body has a malformed trailer section";
-                    return Err(Out::refusal(400, message));
-                }
-                continue;
+            Err(_) => {
+                // Trailers: hyper ends a trailer section at a bare LF and drops what follows it
+                // in the same section, where a strict parser reads a next request. No derender
+                // needs them, so the request is refused and the connection closed.
+                let message = "a chunked body with trailer fields is not served";
+                return Err(Out::refusal(400, message));
             }
         };
         total += data.len();
