@@ -224,6 +224,29 @@ enum Speaks {
     Http2,
 }
 
+impl Speaks {
+    /// Takes in bytes just read: whether they may go on to hyper (an HTTP/1 connection must not
+    /// send a NUL).
+    fn admits(&mut self, fresh: &[u8]) -> bool {
+        let mut rest = fresh;
+        if let Speaks::Unknown(seen) = *self {
+            let want = PREFACE.get(seen..).unwrap_or_default();
+            let n = want.len().min(rest.len());
+            if rest.get(..n) == want.get(..n) {
+                *self = if seen + n == PREFACE.len() {
+                    Speaks::Http2
+                } else {
+                    Speaks::Unknown(seen + n)
+                };
+                rest = rest.get(n..).unwrap_or_default();
+            } else {
+                *self = Speaks::Http1;
+            }
+        }
+        *self != Speaks::Http1 || memchr::memchr(0, rest).is_none()
+    }
+}
+
 /// A connection's socket, with its deadlines.
 pub(super) struct Guarded {
     io: Option<Stream>,
@@ -290,27 +313,6 @@ impl Guarded {
         }
         false
     }
-
-    /// Looks at bytes just read: whether they may go on to hyper (an HTTP/1 connection must not
-    /// send a NUL).
-    fn admits(&mut self, fresh: &[u8]) -> bool {
-        let mut rest = fresh;
-        if let Speaks::Unknown(seen) = self.speaks {
-            let want = PREFACE.get(seen..).unwrap_or_default();
-            let n = want.len().min(rest.len());
-            if rest.get(..n) == want.get(..n) {
-                self.speaks = if seen + n == PREFACE.len() {
-                    Speaks::Http2
-                } else {
-                    Speaks::Unknown(seen + n)
-                };
-                rest = rest.get(n..).unwrap_or_default();
-            } else {
-                self.speaks = Speaks::Http1;
-            }
-        }
-        self.speaks != Speaks::Http1 || memchr::memchr(0, rest).is_none()
-    }
 }
 
 impl AsyncRead for Guarded {
@@ -330,7 +332,8 @@ impl AsyncRead for Guarded {
                     this.quiet = true;
                     return Poll::Ready(Ok(()));
                 }
-                if !this.admits(buf.filled().get(before..).unwrap_or_default()) {
+                let fresh = buf.filled().get(before..).unwrap_or_default();
+                if !this.speaks.admits(fresh) {
                     this.shared.count_error("bad_request");
                     return Poll::Ready(Err(io::Error::new(
                         io::ErrorKind::InvalidData,
@@ -462,5 +465,59 @@ async fn linger(mut io: Stream) {
             Ok(Ok(n)) if n > 0 => left = left.saturating_sub(n),
             _ => break,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fed(parts: &[&[u8]]) -> (Speaks, bool) {
+        let mut speaks = Speaks::Unknown(0);
+        let ok = parts.iter().all(|p| speaks.admits(p));
+        (speaks, ok)
+    }
+
+    #[test]
+    fn the_preface_in_any_pieces_is_http2_and_may_carry_nul() {
+        let (a, b) = PREFACE.split_at(5);
+        assert_eq!(fed(&[a, b, b"\0\0\x04"]), (Speaks::Http2, true));
+        assert_eq!(fed(&[PREFACE]), (Speaks::Http2, true));
+    }
+
+    #[test]
+    fn http1_is_told_at_the_first_byte_off_the_preface_and_refuses_nul() {
+        assert_eq!(fed(&[b"P", b"OST / HTTP/1.1\r\n"]), (Speaks::Http1, true));
+        assert_eq!(fed(&[b"PR"]), (Speaks::Unknown(2), true));
+        assert_eq!(fed(&[b"GET /\0"]), (Speaks::Http1, false));
+        assert_eq!(fed(&[b"PR", b"X\0"]), (Speaks::Http1, false));
+        assert_eq!(
+            fed(&[b"GET / HTTP/1.1\r\n", b"5;a\0b"]),
+            (Speaks::Http1, false)
+        );
+    }
+
+    #[test]
+    fn the_oldest_idle_connection_is_closed_first_and_busy_ones_never() {
+        let r = Registry::new();
+        let (_, old) = r.add();
+        let (_, busy) = r.add();
+        let (slot, young) = r.add();
+        old.idle_since.store(1, Ordering::Release);
+        busy.idle_since.store(0, Ordering::Release);
+        young.idle_since.store(2, Ordering::Release);
+        let ticket = Ticket::new(&busy);
+        assert!(r.close_oldest_idle());
+        assert!(old.evict.load(Ordering::Acquire));
+        assert!(!busy.evict.load(Ordering::Acquire));
+        assert!(r.close_oldest_idle());
+        assert!(young.evict.load(Ordering::Acquire));
+        assert!(!r.close_oldest_idle(), "only a busy connection is left");
+        drop(ticket);
+        assert!(r.close_oldest_idle(), "its request is done: it is idle");
+        assert_eq!(r.open(), 3);
+        r.remove(slot);
+        r.remove(slot);
+        assert_eq!(r.open(), 2);
     }
 }
