@@ -51,7 +51,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from load_support import CLK_TCK, MODEL, free_port, healthy, load_tokenizer
+from load_support import CLK_TCK, MODEL, descendants, free_port, healthy, load_tokenizer
 from loopback_floor import build, cpu, derender_chunk, exchange, wait_listening
 from support import report
 
@@ -97,25 +97,6 @@ class Target:
                 self.proc.wait()
         if self.log is not None:
             self.log.close()
-
-
-def descendants(pid: int) -> list[int]:
-    """``pid`` and every process below it."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        todo += children.get(p, [])
-    return found
 
 
 def start_tokstream(

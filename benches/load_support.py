@@ -237,6 +237,25 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo += children.get(p, [])
+    return found
+
+
 class Server:
     """A derender server run as a real process, with the CPU time of it and its workers."""
 
@@ -278,21 +297,7 @@ class Server:
 
     def pids(self) -> list[int]:
         """The server's process and every descendant (uvicorn's workers)."""
-        children: dict[int, list[int]] = {}
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat") as f:
-                        ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-                except (OSError, IndexError, ValueError):
-                    continue
-                children.setdefault(ppid, []).append(int(entry))
-        found, todo = [], [self.proc.pid]
-        while todo:
-            pid = todo.pop()
-            found.append(pid)
-            todo += children.get(pid, [])
-        return found
+        return descendants(self.proc.pid)
 
     def cpu_seconds(self) -> dict[int, float]:
         """User + system CPU seconds per live process of the server."""

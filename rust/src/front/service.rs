@@ -121,17 +121,11 @@ impl Out {
     }
 
     fn error(status: u16, message: &str) -> Out {
+        let body = Bytes::from(crate::wire::error_body(status, message, None));
         Out {
             status,
-            kind: JSON,
-            body: Bytes::from(crate::wire::error_body(status, message, None)),
             reason: Some(reason(status)),
-            close: false,
-            allow: None,
-            no_store: false,
-            derendered: false,
-            tokens: 0,
-            state_bytes: 0,
+            ..Out::ok(JSON, body)
         }
     }
 
@@ -147,15 +141,11 @@ impl Out {
         let status = reply.status;
         Out {
             status,
-            kind: JSON,
-            body: Bytes::from(reply.body),
             reason: (status != 200).then(|| reason(status)),
-            close: false,
-            allow: None,
-            no_store: false,
             derendered: status == 200,
             tokens: reply.tokens,
             state_bytes: reply.state_bytes,
+            ..Out::ok(JSON, Bytes::from(reply.body))
         }
     }
 }
