@@ -40,8 +40,9 @@ pub(super) struct State {
     /// Requests handed to the service, and those whose answer is done with.
     started: AtomicU64,
     finished: AtomicU64,
-    /// Milliseconds from the front's start to when the connection last had no request in
-    /// progress (its age, for choosing which idle connection to close).
+    /// A tick of [`IDLE_ORDER`] taken when the connection opened and each time a request's
+    /// answer was done with: the lowest tick among idle connections is the one idle longest.
+    /// A shared counter, not a clock, so that two connections never tie.
     idle_since: AtomicU64,
     /// An answer is waiting for the client to read.
     writing: AtomicBool,
@@ -52,11 +53,11 @@ pub(super) struct State {
 }
 
 impl State {
-    fn new(now_ms: u64) -> State {
+    fn new() -> State {
         State {
             started: AtomicU64::new(0),
             finished: AtomicU64::new(0),
-            idle_since: AtomicU64::new(now_ms),
+            idle_since: AtomicU64::new(idle_tick()),
             writing: AtomicBool::new(false),
             evict: AtomicBool::new(false),
             waker: Mutex::new(None),
@@ -77,6 +78,13 @@ impl State {
     }
 }
 
+/// The order in which connections became idle (see [`State::idle_since`]).
+static IDLE_ORDER: AtomicU64 = AtomicU64::new(1);
+
+fn idle_tick() -> u64 {
+    IDLE_ORDER.fetch_add(1, Ordering::AcqRel)
+}
+
 /// One request in progress on a connection, from the service's call until dropped.
 pub(super) struct Ticket(Arc<State>);
 
@@ -89,6 +97,7 @@ impl Ticket {
 
 impl Drop for Ticket {
     fn drop(&mut self) {
+        self.0.idle_since.store(idle_tick(), Ordering::Release);
         self.0.finished.fetch_add(1, Ordering::AcqRel);
     }
 }
@@ -97,7 +106,6 @@ impl Drop for Ticket {
 pub(super) struct Registry {
     slots: Mutex<Slots>,
     open: AtomicUsize,
-    epoch: Instant,
 }
 
 #[derive(Default)]
@@ -111,7 +119,6 @@ impl Registry {
         Registry {
             slots: Mutex::new(Slots::default()),
             open: AtomicUsize::new(0),
-            epoch: Instant::now(),
         }
     }
 
@@ -119,13 +126,9 @@ impl Registry {
         self.open.load(Ordering::Acquire)
     }
 
-    fn now_ms(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
-    }
-
     /// Registers a new connection; its slot is given back by [`Registry::remove`].
     pub(super) fn add(&self) -> (usize, Arc<State>) {
-        let state = Arc::new(State::new(self.now_ms()));
+        let state = Arc::new(State::new());
         let mut s = lock(&self.slots);
         let slot = match s.free.pop() {
             Some(slot) => {
@@ -293,8 +296,6 @@ impl Guarded {
             self.seen = finished;
             self.reading_head = false;
             self.idle.at = Some(Instant::now() + self.shared.opts.keep_alive_timeout);
-            st.idle_since
-                .store(self.shared.conns.now_ms(), Ordering::Release);
         }
         {
             let mut w = lock(&st.waker);
@@ -500,18 +501,17 @@ mod tests {
     #[test]
     fn the_oldest_idle_connection_is_closed_first_and_busy_ones_never() {
         let r = Registry::new();
-        let (_, old) = r.add();
+        let (_, served) = r.add();
         let (_, busy) = r.add();
-        let (slot, young) = r.add();
-        old.idle_since.store(1, Ordering::Release);
-        busy.idle_since.store(0, Ordering::Release);
-        young.idle_since.store(2, Ordering::Release);
+        let (slot, waiting) = r.add();
+        drop(Ticket::new(&served)); // an answer done with: idle from now, the youngest
         let ticket = Ticket::new(&busy);
         assert!(r.close_oldest_idle());
-        assert!(old.evict.load(Ordering::Acquire));
+        assert!(waiting.evict.load(Ordering::Acquire));
         assert!(!busy.evict.load(Ordering::Acquire));
+        assert!(!served.evict.load(Ordering::Acquire));
         assert!(r.close_oldest_idle());
-        assert!(young.evict.load(Ordering::Acquire));
+        assert!(served.evict.load(Ordering::Acquire));
         assert!(!r.close_oldest_idle(), "only a busy connection is left");
         drop(ticket);
         assert!(r.close_oldest_idle(), "its request is done: it is idle");
