@@ -238,7 +238,7 @@ async fn answer(
         }
     }
     let allowed = endpoint.allows(req.method());
-    let path: String = req.uri().path().chars().take(200).collect();
+    let path = (endpoint == Endpoint::Other).then(|| req.uri().path().chars().take(200).collect());
     // Every body is read, whatever the route: a body whose framing is wrong must be refused
     // (and the connection closed) rather than skipped by hyper, which could take the next
     // request for part of it.
@@ -276,7 +276,10 @@ async fn answer(
                 ..Out::ok(PROMETHEUS, Bytes::from(text))
             }
         }
-        Endpoint::Other => Out::error(404, &format!("no endpoint at {path}")),
+        Endpoint::Other => {
+            let path: String = path.unwrap_or_default();
+            Out::error(404, &format!("no endpoint at {path}"))
+        }
     }
 }
 
@@ -285,21 +288,26 @@ async fn answer(
 /// passed on undecoded). hyper itself closes the connection after a request that has both
 /// `Content-Length` and `Transfer-Encoding`, and refuses `Transfer-Encoding` in HTTP/1.0.
 fn framing(req: &Request<Incoming>) -> Option<Out> {
-    let hosts = req.headers().get_all(header::HOST).iter().count();
+    let mut hosts = 0usize;
+    let mut codings = 0usize;
+    let mut only_chunked = true;
+    for (name, value) in req.headers() {
+        if name == header::HOST {
+            hosts += 1;
+        } else if name == header::TRANSFER_ENCODING {
+            codings += 1;
+            only_chunked &= value
+                .to_str()
+                .is_ok_and(|v| v.trim().eq_ignore_ascii_case("chunked"));
+        }
+    }
     if hosts > 1 || (hosts == 0 && req.version() == Version::HTTP_11) {
         let message = "an HTTP/1.1 request must have exactly one Host header";
         return Some(Out::refusal(400, message));
     }
-    let mut codings = req.headers().get_all(header::TRANSFER_ENCODING).iter();
-    if let Some(first) = codings.next() {
-        let only_chunked = codings.next().is_none()
-            && first
-                .to_str()
-                .is_ok_and(|v| v.trim().eq_ignore_ascii_case("chunked"));
-        if !only_chunked {
-            let message = "the only transfer coding served is chunked";
-            return Some(Out::refusal(501, message));
-        }
+    if codings > 1 || !only_chunked {
+        let message = "the only transfer coding served is chunked";
+        return Some(Out::refusal(501, message));
     }
     None
 }
@@ -313,18 +321,31 @@ enum Stop {
 }
 
 /// `fut`'s result, unless `timeout` passes while it waits (reset by each `Ok`) or the drain's
-/// grace ends first. The timer is made only if `fut` has to wait.
+/// grace ends first. The timers are made only if `fut` is still waiting when polled again:
+/// hyper hands an HTTP/1 body to the service only after the service first asks for it, within
+/// the same turn of the connection's task, so the first wait is almost always the only one and
+/// a request then costs no timer.
 async fn bounded<F: Future>(
     shared: &'static Shared,
     fut: F,
     timeout: Option<Duration>,
 ) -> Result<F::Output, Stop> {
     let mut fut = pin!(fut);
+    let mut waited = false;
     let mut timer: Option<Pin<Box<tokio::time::Sleep>>> = None;
     let mut late: Option<Pin<Box<tokio::sync::futures::Notified<'static>>>> = None;
     poll_fn(|cx| {
         if let Poll::Ready(v) = fut.as_mut().poll(cx) {
             return Poll::Ready(Ok(v));
+        }
+        if shared.is_late() {
+            return Poll::Ready(Err(Stop::Late));
+        }
+        if !waited {
+            // Polled again at once, when the timers are made if it still waits.
+            waited = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
         }
         if let Some(t) = timeout {
             let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(t)));
