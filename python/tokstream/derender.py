@@ -106,8 +106,12 @@ class Derenderer:
         reasoning_parser: A built-in reasoning parser for chat: ``"deepseek_r1"`` or ``"qwen3"``,
             a built-in response template (``TEMPLATES``), or ``"auto"`` for the response
             template given or, without one, the checkpoint's (``tokenizer_config.json``).
+            ``"deepseek_v3"`` parses reasoning only where the request switches thinking on
+            (``chat_template_kwargs.thinking`` or ``enable_thinking``), as vLLM's parser.
         tool_parser: A built-in tool-call parser for chat: ``"hermes"``, a built-in response
-            template, or ``"auto"`` as for ``reasoning_parser``.
+            template, or ``"auto"`` as for ``reasoning_parser``. Two built-in templates of one
+            chat format (``"deepseek_v3"`` and ``"deepseek_v31"``) parse together: reasoning as
+            the one named for reasoning says, tool calls as this one says.
         parser: A user parser factory (see :mod:`tokstream.parsers`), instead of built-in ones;
             the core runs it where it runs the built-in ones, and its streams replay.
         parser_state: How streams carry the built-in parsers' state: ``"resumable"`` (their
@@ -116,6 +120,10 @@ class Derenderer:
         response_template: A Hugging Face response template (a dict or its JSON text) that
             parses both reasoning and tool calls; the parser names are then ``"auto"`` or
             absent (a named part is on; both when neither is named).
+
+    Raises:
+        ValueError: A parser name that is not one of its kind (the message lists those there
+            are), names that do not go together, or a response template that does not compile.
 
     Shared by threads: it holds no per-request state (streams carry theirs in
     ``stream_state``).

@@ -311,16 +311,22 @@ def oracle(template: str, text: str, prefix: str) -> tuple[str, str, list[tuple[
 REQUEST = chat_request()
 
 
+#: Templates whose name, as a reasoning parser, parses otherwise than the template as written:
+#: ``deepseek_v3`` reasoning is on only where the request switches thinking on (as vLLM's
+#: ``deepseek_v3`` reasoning parser), so its derenderer here is given the template itself.
+AS_WRITTEN = {"deepseek_v3"}
+
+
 @functools.cache
 def derenderer(family: str, mode: str = "resumable") -> Any:
     """A derenderer parsing with ``family``'s built-in response template, built once."""
     fam = FAMILIES[family]
+    if fam.template in AS_WRITTEN:
+        names: dict[str, Any] = {"response_template": template_json(fam.template)}
+    else:
+        names = {"reasoning_parser": fam.template, "tool_parser": fam.template}
     return derenderer_class()(
-        load_detokenizer(fam.tokenizer),
-        served_model_name=SERVED,
-        reasoning_parser=fam.template,
-        tool_parser=fam.template,
-        parser_state=mode,
+        load_detokenizer(fam.tokenizer), served_model_name=SERVED, parser_state=mode, **names
     )
 
 

@@ -11,6 +11,9 @@ pub struct ToolRules {
     /// Thinking is on (`chat_template_kwargs.enable_thinking`, default true): Qwen3's output
     /// starts in reasoning.
     pub thinking: bool,
+    /// The request switches thinking on (`chat_template_kwargs.thinking` or `enable_thinking`,
+    /// default off): DeepSeek-V3's output has reasoning only then, and starts in it.
+    pub thinking_asked: bool,
 }
 
 /// A tool call's part of one delta.

@@ -302,6 +302,22 @@ impl Scan {
         }
     }
 
+    /// Whether the region's JSON (its call object, or its list of calls) is whole.
+    pub(crate) fn done(&self) -> bool {
+        self.at == At::Done
+    }
+
+    /// Scans a region's text up to where its JSON is whole; returns the bytes scanned.
+    pub(crate) fn feed_until_done(&mut self, text: &str, sink: &mut Sink<'_>) -> usize {
+        for (i, c) in text.char_indices() {
+            if self.done() {
+                return i;
+            }
+            self.scan(c, sink);
+        }
+        text.len()
+    }
+
     /// Scans one char of a region's text.
     pub(crate) fn scan(&mut self, c: char, sink: &mut Sink<'_>) {
         match self.at {

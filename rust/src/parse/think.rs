@@ -232,6 +232,7 @@ mod tests {
         enabled: true,
         parallel: true,
         thinking: true,
+        thinking_asked: false,
     };
 
     /// Content, reasoning and `(name, arguments)` per call, from `pieces` fed in order.

@@ -375,7 +375,8 @@ pub(crate) struct Request<'a> {
     pub parallel_tool_calls: Option<bool>,
     #[serde(default)]
     pub include_reasoning: Option<bool>,
-    /// Read for `enable_thinking` only (the Qwen3 reasoning parser's start).
+    /// Read for the thinking switches only (`enable_thinking`, `thinking`: where the Qwen3 and
+    /// DeepSeek-V3 reasoning parsers start).
     #[serde(default, borrow)]
     pub chat_template_kwargs: Option<&'a RawValue>,
     /// `"none"` turns thinking off when `chat_template_kwargs` does not say.

@@ -112,6 +112,7 @@ impl Ask {
                 enabled: has_tools && !none,
                 parallel: req.parallel_tool_calls.unwrap_or(true),
                 thinking: thinking(req),
+                thinking_asked: thinking_asked(req),
             },
             include_reasoning: req.include_reasoning.unwrap_or(true),
             named,
@@ -125,30 +126,73 @@ pub(crate) fn hides_reasoning(ask: Option<&Ask>) -> bool {
     ask.is_some_and(|a| !a.include_reasoning)
 }
 
-/// Whether thinking is on, as vLLM's `qwen3` parser reads it: `chat_template_kwargs`'
-/// `enable_thinking` by Python truth (absent: true), else `reasoning_effort` not `"none"`.
-fn thinking(req: &Request<'_>) -> bool {
+/// The thinking switches of `chat_template_kwargs`, each as given (`None`: absent).
+#[derive(Default)]
+struct Switches {
+    enable_thinking: Option<serde_json::Value>,
+    thinking: Option<serde_json::Value>,
+}
+
+fn switches(req: &Request<'_>) -> Switches {
     #[derive(serde::Deserialize)]
     struct Kwargs {
         #[serde(default, deserialize_with = "present")]
         enable_thinking: Option<serde_json::Value>,
+        #[serde(default, deserialize_with = "present")]
+        thinking: Option<serde_json::Value>,
     }
     fn present<'de, D: serde::Deserializer<'de>>(
         d: D,
     ) -> Result<Option<serde_json::Value>, D::Error> {
         serde::Deserialize::deserialize(d).map(Some)
     }
-    let asked = req
-        .chat_template_kwargs
+    req.chat_template_kwargs
         .and_then(|raw| serde_json::from_str::<Kwargs>(raw.get()).ok())
-        .and_then(|k| k.enable_thinking);
-    match asked {
-        Some(serde_json::Value::Null) => false,
-        Some(serde_json::Value::Bool(b)) => b,
-        Some(serde_json::Value::Number(n)) => n.as_f64() != Some(0.0),
-        Some(serde_json::Value::String(s)) => !s.is_empty(),
-        Some(serde_json::Value::Array(a)) => !a.is_empty(),
-        Some(serde_json::Value::Object(o)) => !o.is_empty(),
-        None => req.reasoning_effort.is_none_or(|e| e.get() != "\"none\""),
+        .map(|k| Switches {
+            enable_thinking: k.enable_thinking,
+            thinking: k.thinking,
+        })
+        .unwrap_or_default()
+}
+
+/// A JSON value's Python truth.
+fn truthy(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Null => false,
+        serde_json::Value::Bool(b) => *b,
+        serde_json::Value::Number(n) => n.as_f64() != Some(0.0),
+        serde_json::Value::String(s) => !s.is_empty(),
+        serde_json::Value::Array(a) => !a.is_empty(),
+        serde_json::Value::Object(o) => !o.is_empty(),
     }
+}
+
+/// `reasoning_effort`, when given and not null, is other than `"none"`.
+fn effort_on(req: &Request<'_>) -> Option<bool> {
+    req.reasoning_effort
+        .map(|e| e.get().trim())
+        .filter(|&e| e != "null")
+        .map(|e| e != "\"none\"")
+}
+
+/// Whether thinking is on, as vLLM's `qwen3` parser reads it: `chat_template_kwargs`'
+/// `enable_thinking` by Python truth (absent: true), else `reasoning_effort` not `"none"`.
+fn thinking(req: &Request<'_>) -> bool {
+    match switches(req).enable_thinking {
+        Some(v) => truthy(&v),
+        None => effort_on(req).unwrap_or(true),
+    }
+}
+
+/// Whether the request switches thinking on, as vLLM's `deepseek_v3` parser reads it:
+/// `chat_template_kwargs`' `thinking` or `enable_thinking` by Python truth (absent: false);
+/// without `enable_thinking`, a `reasoning_effort` other than `"none"` sets it (vLLM's chat
+/// parameters add it to the kwargs the parser gets).
+fn thinking_asked(req: &Request<'_>) -> bool {
+    let s = switches(req);
+    let enable = match &s.enable_thinking {
+        Some(v) => truthy(v),
+        None => effort_on(req).unwrap_or(false),
+    };
+    enable || s.thinking.as_ref().is_some_and(truthy)
 }

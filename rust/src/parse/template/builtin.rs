@@ -211,6 +211,23 @@ pub fn json(name: &str) -> Option<&'static str> {
     JSON.get(at).copied()
 }
 
+/// The template of two built-in ones of one chat format (the same start anchor): the fields
+/// of `reasoning`'s but its tool calls, and the tool calls of `tools`'s.
+pub(crate) fn paired(reasoning: &str, tools: &str) -> Option<String> {
+    let read = |name: &str| serde_json::from_str::<serde_json::Value>(json(name)?).ok();
+    let (mut r, t) = (read(reasoning)?, read(tools)?);
+    if r.get("start_anchor")? != t.get("start_anchor")? {
+        return None;
+    }
+    let calls = t.get("fields")?.get("tool_calls").cloned();
+    let fields = r.get_mut("fields")?.as_object_mut()?;
+    match calls {
+        Some(calls) => fields.insert("tool_calls".to_owned(), calls),
+        None => fields.remove("tool_calls"),
+    };
+    Some(r.to_string())
+}
+
 /// A built-in template, compiled, with its name.
 pub(crate) fn get(name: &str) -> Option<(&'static str, Template)> {
     let at = TEMPLATES.iter().position(|&n| n == name)?;

@@ -13,6 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::args::{Args, Step};
 use super::delim::{Delim, Found};
 use super::spec::{Calls, Role, Template, Values};
 use crate::parse::carry::carried;
@@ -81,6 +82,25 @@ pub struct TemplateState {
     /// The char before the held text, for templates that look behind.
     #[serde(rename = "z", default, skip_serializing_if = "Option::is_none")]
     last: Option<char>,
+    /// The open raw JSON call's arguments, tracked to where they end.
+    #[serde(rename = "a", default, skip_serializing_if = "is_default")]
+    args: Args,
+    /// The open region was opened by the request, not by its open delimiter (which, if the
+    /// output begins with it, is dropped).
+    #[serde(rename = "p", default, skip_serializing_if = "std::ops::Not::not")]
+    fresh: bool,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+/// What ends a call whose JSON is whole.
+enum CallEnd {
+    /// The region closed; text goes on from here.
+    At(usize),
+    /// More text decides: hold from here.
+    Hold(usize),
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -158,21 +178,38 @@ impl TemplateState {
         let mut pos = base;
         let mut empty_commits = 0u32;
         loop {
+            if self.call_ends(t, buf, pos) {
+                match self.end_call(t, k, buf, pos, eos, out) {
+                    CallEnd::At(next) => {
+                        pos = next;
+                        continue;
+                    }
+                    CallEnd::Hold(from) => {
+                        self.hold(t, buf, base, from);
+                        break;
+                    }
+                }
+            }
             let (best, hold) = self.watch(t, k, buf, pos, eos, empty_commits > 2);
             if let Some((field, open, s, e)) = best {
                 if s > pos {
-                    self.accumulate(t, k, buf.get(pos..s).unwrap_or_default(), out);
+                    let n = self.take(t, k, buf.get(pos..s).unwrap_or_default(), out);
+                    if n < s - pos || self.call_ends(t, buf, s) {
+                        pos += n;
+                        continue;
+                    }
                 }
-                // A close inside a JSON string of the call is text of the call (where
-                // `parse_response` would cut the JSON there and fail).
-                if !open && self.scan.as_ref().is_some_and(Scan::in_string) {
+                // A close inside a JSON string of the call, or inside its raw JSON arguments
+                // before they are whole, is text of the call (where `parse_response` would cut
+                // the JSON there and fail).
+                if !open && (self.scan.as_ref().is_some_and(Scan::in_string) || self.args.inside())
+                {
                     let step = buf
                         .get(s..)
                         .and_then(|r| r.chars().next())
                         .map(char::len_utf8);
                     if let Some(end) = step.map(|n| e.max(s + n)) {
-                        self.accumulate(t, k, buf.get(s..end).unwrap_or_default(), out);
-                        pos = end;
+                        pos = s + self.take(t, k, buf.get(s..end).unwrap_or_default(), out);
                         continue;
                     }
                 }
@@ -188,12 +225,18 @@ impl TemplateState {
                         .and_then(|f| f.open.as_ref())
                         .map(|d| d.captures(buf, s))
                         .unwrap_or_default();
-                    self.open(t, k, field, &caps, out);
+                    let text = buf.get(s..e).unwrap_or_default();
+                    self.open(t, k, field, &caps, text, out);
                 }
                 continue;
             }
             if eos {
-                self.accumulate(t, k, buf.get(pos..).unwrap_or_default(), out);
+                let rest = buf.get(pos..).unwrap_or_default();
+                let n = self.take(t, k, rest, out);
+                if n < rest.len() || self.call_ends(t, buf, pos + n) {
+                    pos += n;
+                    continue;
+                }
                 self.close(t, k, out);
                 break;
             }
@@ -201,13 +244,141 @@ impl TemplateState {
                 .max(floor_boundary(buf, buf.len().saturating_sub(MAX_HELD)))
                 .max(pos);
             if hold > pos {
-                self.accumulate(t, k, buf.get(pos..hold).unwrap_or_default(), out);
+                let n = self.take(t, k, buf.get(pos..hold).unwrap_or_default(), out);
+                if n < hold - pos {
+                    pos += n;
+                    continue;
+                }
             }
-            if t.looks_behind && hold > base {
-                self.last = buf.get(..hold).and_then(|b| b.chars().next_back());
-            }
-            self.held = buf.get(hold..).unwrap_or_default().to_owned();
+            self.hold(t, buf, base, hold);
             break;
+        }
+    }
+
+    /// Keeps `buf` from `from` for the next text.
+    fn hold(&mut self, t: &Template, buf: &str, base: usize, from: usize) {
+        if t.looks_behind && from > base {
+            self.last = buf.get(..from).and_then(|b| b.chars().next_back());
+        }
+        self.held = buf.get(from..).unwrap_or_default().to_owned();
+    }
+
+    /// Whether the open region is a call whose JSON is whole at `pos` (or is with the char
+    /// there): a raw call's arguments and the object its open began, or a JSON calls region
+    /// without a close delimiter.
+    fn call_ends(&self, t: &Template, buf: &str, pos: usize) -> bool {
+        let Some(f) = self.current.and_then(|c| t.fields.get(usize::from(c))) else {
+            return false;
+        };
+        match &f.role {
+            Role::Tools(Calls::Raw { .. }) => {
+                self.args.ended()
+                    || buf
+                        .get(pos..)
+                        .and_then(|r| r.chars().next())
+                        .is_some_and(|c| self.args.ends_with(c))
+            }
+            Role::Tools(Calls::Object { .. }) if f.close.is_none() => {
+                self.scan.as_ref().is_some_and(Scan::done)
+            }
+            _ => false,
+        }
+    }
+
+    /// Ends a call whose JSON is whole at `pos`: its close delimiter, if it comes next (after
+    /// whitespace, or from the char that ends the call), is taken; otherwise the region ends
+    /// there and the text after it is outside every region.
+    fn end_call(
+        &mut self,
+        t: &Template,
+        k: Knobs,
+        buf: &str,
+        mut pos: usize,
+        eos: bool,
+        out: &mut Delta,
+    ) -> CallEnd {
+        let close = self
+            .current
+            .and_then(|c| t.fields.get(usize::from(c)))
+            .and_then(|f| f.close.as_ref());
+        let last = buf
+            .get(pos..)
+            .and_then(|r| r.chars().next())
+            .filter(|&c| self.args.ends_with(c));
+        if let Some(c) = last {
+            match close.map(|d| d.find(buf, pos, eos)) {
+                Some(Found::Match(s, e)) if s == pos => {
+                    self.close(t, k, out);
+                    return CallEnd::At(e);
+                }
+                Some(Found::Pending(s)) if s == pos && buf.len() - pos <= MAX_HELD => {
+                    return CallEnd::Hold(pos);
+                }
+                _ => {}
+            }
+            self.args.take_last();
+            pos += c.len_utf8();
+        }
+        let rest = buf.get(pos..).unwrap_or_default();
+        let gap = rest.len() - rest.trim_start_matches(py_space).len();
+        if let Some(d) = close {
+            match d.find(buf, pos, eos) {
+                Found::Match(s, e) if s <= pos + gap => {
+                    self.close(t, k, out);
+                    return CallEnd::At(e);
+                }
+                Found::Pending(s) if s <= pos + gap && rest.len() <= MAX_HELD => {
+                    return CallEnd::Hold(pos);
+                }
+                _ if gap == rest.len() && !eos && gap <= MAX_SPACE => return CallEnd::Hold(pos),
+                _ => {}
+            }
+        }
+        self.close(t, k, out);
+        CallEnd::At(pos)
+    }
+
+    /// Text inside the open region, up to where a call's JSON is whole; returns the bytes
+    /// taken (text of the call after its arguments is taken and dropped).
+    fn take(&mut self, t: &Template, k: Knobs, text: &str, out: &mut Delta) -> usize {
+        let Some(f) = self.current.and_then(|c| t.fields.get(usize::from(c))) else {
+            self.accumulate(t, k, text, out);
+            return text.len();
+        };
+        match &f.role {
+            Role::Tools(Calls::Raw { .. }) if self.args.tracked() => {
+                let mut args = 0;
+                let mut taken = text.len();
+                for (i, c) in text.char_indices() {
+                    match self.args.step(c) {
+                        Step::Arguments => args = i + c.len_utf8(),
+                        Step::Call => {}
+                        Step::Last | Step::After => {
+                            taken = i;
+                            break;
+                        }
+                    }
+                    if !self.args.tracked() {
+                        args = text.len();
+                        break;
+                    }
+                }
+                self.accumulate(t, k, text.get(..args).unwrap_or_default(), out);
+                taken
+            }
+            Role::Tools(Calls::Object { name, arguments }) if f.close.is_none() => {
+                if text.is_empty() {
+                    return 0;
+                }
+                self.opened = true;
+                let scan = self.scan.get_or_insert_with(Scan::default);
+                let mut sink = Sink::keyed(&mut self.calls, k.rules, out, name, arguments);
+                scan.feed_until_done(text, &mut sink)
+            }
+            _ => {
+                self.accumulate(t, k, text, out);
+                text.len()
+            }
         }
     }
 
@@ -254,6 +425,15 @@ impl TemplateState {
                 if let Some((f, d)) = t.fields.get(c).and_then(|f| Some((f, f.close.as_ref()?))) {
                     consider(c, false, d, &f.name);
                 }
+                // A region the request opened drops its open delimiter where the text begins.
+                if let Some((f, d)) = t
+                    .fields
+                    .get(c)
+                    .and_then(|f| Some((f, f.open.as_ref()?)))
+                    .filter(|_| self.fresh && !self.texted)
+                {
+                    consider(c, true, d, &f.name);
+                }
             }
             None => {
                 for (i, f) in t.fields.iter().enumerate() {
@@ -280,15 +460,32 @@ impl TemplateState {
         self.space.clear();
         self.scan = None;
         self.body.clear();
+        self.args = Args::default();
+        self.fresh = false;
     }
 
-    /// Opens field `field`'s region (its open delimiter matched, with these captures).
+    /// Opens the first reasoning field's region, as if its open delimiter had matched (the
+    /// request asked for reasoning where the template's output opens it with a marker).
+    pub(crate) fn open_reasoning(&mut self, t: &Template, k: Knobs) {
+        let Some(field) = t
+            .fields
+            .iter()
+            .position(|f| matches!(f.role, Role::Reasoning))
+        else {
+            return;
+        };
+        self.open(t, k, field, &[], "", &mut Delta::default());
+        self.fresh = true;
+    }
+
+    /// Opens field `field`'s region (its open delimiter matched `text`, with these captures).
     fn open(
         &mut self,
         t: &Template,
         k: Knobs,
         field: usize,
         caps: &[(String, String)],
+        text: &str,
         out: &mut Delta,
     ) {
         let Some(f) = t.fields.get(field) else {
@@ -303,6 +500,9 @@ impl TemplateState {
         match calls {
             Calls::Object { .. } => self.scan = Some(Scan::default()),
             Calls::Raw { name } | Calls::Lax { name, .. } | Calls::Tags { name, .. } => {
+                if matches!(calls, Calls::Raw { .. }) {
+                    self.args = Args::after_open(text);
+                }
                 self.calls = self.calls.saturating_add(1);
                 let name = caps
                     .iter()

@@ -32,12 +32,25 @@
 //!   pattern, the name is sent when the call opens and the region's text is the arguments (in a dialect with `string_delims` or `unquoted_keys`, converted to JSON when the
 //!   call closes). `xml-inline` content (`tag_pattern` with groups `key` and `value`) gives
 //!   arguments as a JSON object when the call closes.
+//! - JSON calls end where their JSON does (vLLM's JSON parsers read it with `raw_decode`):
+//!   raw arguments where their value ends (and the call where the containers its open
+//!   delimiter left open close, as Llama's `{"name": ..., "parameters": ` does), a calls field
+//!   without a close delimiter where its object or list ends. The close delimiter is taken if
+//!   it comes next (after whitespace); otherwise the region ends there and the text after it is
+//!   outside every region (`parse_response` would run the arguments on and fail). Before raw
+//!   arguments are whole, a close delimiter is text of the call; arguments that are not JSON
+//!   run to the close delimiter as written.
 //! - A call cut by the end of the output is sent as far as it came (`parse_response` raises).
+//! - Under the name `deepseek_v3` as the reasoning parser, reasoning is on only where the
+//!   request switches thinking on ([`super::ToolRules::thinking_asked`]), and the output then
+//!   starts in it (a `<think>` it begins with is dropped): vLLM's `deepseek_v3` reasoning
+//!   parser, which is DeepSeek-R1's with thinking and none without.
 //!
 //! The whole state is [`TemplateState`] (in `stream_state["parser"]["x"]`): the open region,
 //! the held text (bounded by [`exec::MAX_HELD`]) and the open call's scanner; each token's
 //! text is scanned once plus the held text, so a chunk's work follows the chunk.
 
+mod args;
 mod builtin;
 mod delim;
 mod exec;
@@ -52,7 +65,9 @@ pub use exec::TemplateState;
 pub use spec::Template;
 
 use self::exec::Knobs;
-use super::{ChatParser, Context, Delta, ParseError, ParseState, Session};
+use super::{
+    ChatParser, Context, Delta, ParseError, ParseState, REASONING_PARSERS, Session, TOOL_PARSERS,
+};
 use crate::detokenizer::Detokenizer;
 
 /// How many of the prompt's last ids are decoded to find the start anchor.
@@ -62,11 +77,19 @@ pub const PROMPT_TAIL: usize = 64;
 #[derive(Debug, Clone)]
 pub struct TemplateParser {
     template: Arc<Template>,
-    name: &'static str,
+    /// The names its reasoning and its tool calls go by.
+    names: [&'static str; 2],
     reasoning: bool,
     tools: bool,
+    /// Reasoning is on only where the request switches thinking on, and the output then starts
+    /// in it (vLLM's `deepseek_v3` reasoning parser).
+    switched: bool,
     det: Arc<Detokenizer>,
 }
+
+/// The reasoning parser whose reasoning the request switches on
+/// ([`super::ToolRules::thinking_asked`]).
+const SWITCHED: &str = "deepseek_v3";
 
 impl TemplateParser {
     /// A parser of `template` for `det`'s output; `reasoning` and `tools` say which fields
@@ -82,7 +105,8 @@ impl TemplateParser {
             reasoning: reasoning && template.has(true),
             tools: tools && template.has(false),
             template: Arc::new(template),
-            name,
+            names: [name; 2],
+            switched: false,
             det,
         }
     }
@@ -94,7 +118,7 @@ impl TemplateParser {
 
     fn knobs(&self, cx: &Context<'_>) -> Knobs {
         Knobs {
-            reasoning: self.reasoning,
+            reasoning: self.reasoning && (!self.switched || cx.rules.thinking_asked),
             tools: self.tools,
             rules: cx.rules,
         }
@@ -135,6 +159,10 @@ impl Session for TemplateSession<'_> {
 impl ChatParser for TemplateParser {
     fn start<'s>(&'s self, cx: &Context<'_>) -> Result<Box<dyn Session + 's>, ParseError> {
         let mut state = TemplateState::default();
+        let k = self.knobs(cx);
+        if self.switched && k.reasoning {
+            state.open_reasoning(&self.template, k);
+        }
         let tail = cx.prompt.get(cx.prompt.len().saturating_sub(PROMPT_TAIL)..);
         let text = self
             .det
@@ -142,7 +170,6 @@ impl ChatParser for TemplateParser {
             .unwrap_or_default();
         if let Some(end) = self.template.anchor.last_end(&text) {
             let mut scratch = Delta::default();
-            let k = self.knobs(cx);
             state.feed(
                 &self.template,
                 k,
@@ -166,11 +193,11 @@ impl ChatParser for TemplateParser {
     }
 
     fn reasoning_name(&self) -> Option<&'static str> {
-        self.reasoning.then_some(self.name)
+        self.reasoning.then_some(self.names[0])
     }
 
     fn tool_name(&self) -> Option<&'static str> {
-        self.tools.then_some(self.name)
+        self.tools.then_some(self.names[1])
     }
 }
 
@@ -179,18 +206,54 @@ pub const TEMPLATE_NAME: &str = "response_template";
 /// The parser name that stands for the template given (the checkpoint's, or a file).
 pub const AUTO: &str = "auto";
 
+/// The names a parser of each kind may go by, quoted and listed.
+fn known(hand_written: &[&str]) -> String {
+    let quoted: Vec<String> = hand_written
+        .iter()
+        .chain(TEMPLATES.iter())
+        .chain([AUTO].iter())
+        .map(|n| format!("{n:?}"))
+        .collect();
+    quoted.join(", ")
+}
+
+/// Every name given is one of its kind: a hand-written parser of that kind, a built-in
+/// template, or [`AUTO`].
+fn check_names(reasoning: Option<&str>, tool: Option<&str>) -> Result<(), String> {
+    let kinds = [
+        ("reasoning", reasoning, &REASONING_PARSERS[..]),
+        ("tool", tool, &TOOL_PARSERS[..]),
+    ];
+    for (kind, name, hand_written) in kinds {
+        if let Some(name) = name
+            && !(hand_written.contains(&name) || TEMPLATES.contains(&name) || name == AUTO)
+        {
+            return Err(format!(
+                "unknown {kind} parser {name:?}; known: {}",
+                known(hand_written)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The chat parser that parser names and a template ask for (`Ok(None)`: none).
 ///
-/// With `template` (JSON), each name must be `"auto"` or absent: a named part is on (both when
-/// neither is named). Without, a built-in template's name in either place selects it (a
-/// hand-written parser's name in the other place turns that part of it on), and the
-/// hand-written names alone select those parsers.
+/// Each name must be one of its kind ([`REASONING_PARSERS`] or [`TOOL_PARSERS`], a built-in
+/// template, or `"auto"`). With `template` (JSON), each name must be `"auto"` or absent: a
+/// named part is on (both when neither is named). Without, a built-in template's name in
+/// either place selects it (a hand-written parser's name in the other place turns that part of
+/// it on), and the hand-written names alone select those parsers. Two built-in templates of
+/// one chat format (one start anchor) parse together: reasoning and content as the one named
+/// for reasoning says, tool calls as the one named for tools says. The `deepseek_v3`
+/// reasoning parser's reasoning is on only where the request switches thinking on.
 pub fn select(
     det: &Arc<Detokenizer>,
     reasoning: Option<&str>,
     tool: Option<&str>,
     template: Option<&str>,
 ) -> Result<Option<Arc<dyn ChatParser>>, String> {
+    check_names(reasoning, tool)?;
     if let Some(json) = template {
         if let Some(bad) = [reasoning, tool].into_iter().flatten().find(|&n| n != AUTO) {
             return Err(format!(
@@ -219,25 +282,41 @@ pub fn select(
         .flatten()
         .filter(|n| TEMPLATES.contains(n))
         .collect();
-    match named.as_slice() {
-        [] => Ok(super::Parsers::from_names(det, reasoning, tool)?
-            .map(|p| Arc::new(p) as Arc<dyn ChatParser>)),
-        [a, b] if a != b => Err(format!(
-            "two different built-in templates named ({a:?} and {b:?}): one parses both parts"
-        )),
+    let compiled = |name: &str| {
+        TemplateParser::builtin(name)
+            .ok_or_else(|| format!("the built-in template {name:?} does not compile"))
+    };
+    let mut p = match named.as_slice() {
+        [] => {
+            return Ok(super::Parsers::from_names(det, reasoning, tool)?
+                .map(|p| Arc::new(p) as Arc<dyn ChatParser>));
+        }
+        [a, b] if a != b => {
+            let (ra, tb) = (compiled(a)?.0, compiled(b)?.0);
+            let json = builtin::paired(a, b).ok_or_else(|| {
+                format!(
+                    "two different built-in templates named ({a:?} and {b:?}) are of different \
+                     chat formats (their start anchors differ): one parses both parts"
+                )
+            })?;
+            let t = Template::from_json(&json)?;
+            let mut p = TemplateParser::new(Arc::clone(det), t, ra, true, true);
+            p.names = [ra, tb];
+            p
+        }
         [name, ..] => {
-            let (name, t) = TemplateParser::builtin(name)
-                .ok_or_else(|| format!("the built-in template {name:?} does not compile"))?;
-            let p = TemplateParser::new(
+            let (name, t) = compiled(name)?;
+            TemplateParser::new(
                 Arc::clone(det),
                 t,
                 name,
                 reasoning.is_some(),
                 tool.is_some(),
-            );
-            Ok(Some(Arc::new(p)))
+            )
         }
-    }
+    };
+    p.switched = reasoning == Some(SWITCHED);
+    Ok(Some(Arc::new(p)))
 }
 
 #[cfg(test)]

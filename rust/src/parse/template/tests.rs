@@ -17,6 +17,7 @@ fn knobs() -> Knobs {
             enabled: true,
             parallel: true,
             thinking: true,
+            thinking_asked: true,
         },
     }
 }
@@ -119,6 +120,45 @@ fn pattern_named_calls_and_lookahead_closes() {
 }
 
 #[test]
+fn json_calls_end_where_their_json_ends() {
+    // The text after a call's JSON is content (vLLM's parsers read the JSON with `raw_decode`
+    // and drop that text from the whole response).
+    let tail = "\nI have called the tool.";
+    let out =
+        format!("{{\"name\": \"get_weather\", \"parameters\": {{\"city\": \"Paris\"}}}}{tail}");
+    let (content, _, calls) = every_split("llama3_json", "", &out);
+    assert_eq!(content, "I have called the tool.");
+    assert_eq!(calls, [call("get_weather", r#"{"city": "Paris"}"#)]);
+    let out = format!("[TOOL_CALLS]get_weather[ARGS]{{\"city\": \"Paris\"}}{tail}");
+    let (content, _, calls) = every_split("mistral_v11", "[INST]hi[/INST]", &out);
+    assert_eq!(content, "I have called the tool.");
+    assert_eq!(calls, [call("get_weather", r#"{"city": "Paris"}"#)]);
+    let out = format!(
+        "[TOOL_CALLS] [{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris\"}}}}]{tail}"
+    );
+    let (content, _, calls) = every_split("mistral", "[INST]hi[/INST]", &out);
+    assert_eq!(content, "I have called the tool.");
+    assert_eq!(calls, [call("get_weather", r#"{"city": "Paris"}"#)]);
+    // Calls separated by `;`, and a close delimiter inside the arguments' strings.
+    let out = "{\"name\": \"f\", \"parameters\": {\"q\": \"}; x\"}}; {\"name\": \"g\", \
+               \"arguments\": {}}";
+    let (content, _, calls) = every_split("llama3_json", "", out);
+    assert_eq!(content, "");
+    assert_eq!(calls, [call("f", r#"{"q": "}; x"}"#), call("g", "{}")]);
+    let out =
+        "<｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"q\": \"<｜tool▁call▁end｜>\"}<｜tool▁call▁end｜>";
+    let (_, _, calls) = every_split("deepseek_v31", "", out);
+    assert_eq!(calls, [call("f", r#"{"q": "<｜tool▁call▁end｜>"}"#)]);
+    // Arguments that are not JSON run to the close, as written.
+    let out = "<｜tool▁call▁begin｜>f<｜tool▁sep｜>not json<｜tool▁call▁end｜>Done.";
+    let (content, _, calls) = every_split("deepseek_v31", "", out);
+    assert_eq!(
+        (content.as_str(), calls),
+        ("Done.", vec![call("f", "not json")])
+    );
+}
+
+#[test]
 fn tag_calls_become_json_objects() {
     let out = "Sure.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n\
                <parameter=days>\n3\n</parameter>\n</function>\n</tool_call>";
@@ -203,6 +243,26 @@ fn names_and_templates_select_a_parser() {
             .contains("two different")
     );
     assert!(pick(None, None, None).unwrap().is_none());
+    // Every name is one of its kind, also beside a template.
+    for (r, t, bad) in [
+        (Some("deepseek_v3"), Some("nonsense_xyz"), "nonsense_xyz"),
+        (Some("nonsense_abc"), Some("qwen3_coder"), "nonsense_abc"),
+        (Some("deepseek_v3"), Some("deepseek_v32"), "deepseek_v32"),
+        (Some("hermes"), None, "hermes"),
+        (None, Some("qwen3"), "qwen3"),
+    ] {
+        let err = pick(r, t, None).unwrap_err();
+        assert!(err.contains(&format!("{bad:?}; known: ")), "{err}");
+        assert!(err.contains("\"deepseek_v31\""), "{err}");
+    }
+    // Two templates of one chat format: reasoning from one, tool calls from the other.
+    let p = pick(Some("deepseek_v3"), Some("deepseek_v31"), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (p.reasoning_name(), p.tool_name()),
+        (Some("deepseek_v3"), Some("deepseek_v31"))
+    );
 }
 
 mod split_invariance {
