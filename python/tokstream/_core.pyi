@@ -255,6 +255,9 @@ class Front:
         offload_bytes: int = ...,
         latency_bounds: Sequence[float] = ...,
         bytes_bounds: Sequence[float] = ...,
+        log_level: str = "info",
+        log_format: str = "text",
+        access_log: bool = False,
     ) -> Front: ...
     def drain(self, grace: float) -> None:
         """Stops accepting, closes idle connections and gives requests in flight ``grace`` s."""

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from . import Detokenizer, __version__, _core
 from .config import ModelConfig, resolve
@@ -72,7 +73,7 @@ def _serve(args: argparse.Namespace) -> int:
     max_len = args.max_model_len
     if max_len is None:
         max_len = ModelConfig.beside(tokenizer).model_max_length
-    from .launch import Listen, connection_cap, raise_open_file_limit, run
+    from .launch import Listen, connection_cap, log_line, raise_open_file_limit, run
 
     open_files = raise_open_file_limit()
     # The workers are threads of this process, sharing its open-file limit.
@@ -99,17 +100,43 @@ def _serve(args: argparse.Namespace) -> int:
         return 1
     derenderer = app.derenderer
 
+    facts: dict[str, Any] = {
+        "model": name,
+        "tokenizer": str(tokenizer),
+        "engine": derenderer.detokenizer.engine,
+        "eos_token_ids": list(derenderer.eos_token_ids),
+        "max_model_len": max_len,
+        "reasoning_parser": derenderer.reasoning_parser,
+        "tool_parser": derenderer.tool_parser,
+        "parser_state": derenderer.parser_state,
+        "workers": args.workers,
+        "max_connections_per_worker": max_connections,
+        "max_header_bytes": args.max_header_bytes,
+        "header_timeout": args.header_timeout,
+        "body_timeout": args.body_timeout,
+        "keep_alive_timeout": args.keep_alive_timeout,
+        "send_timeout": args.send_timeout,
+        "shutdown_grace": args.shutdown_grace,
+        "access_log": args.access_log,
+    }
+
     def banner(url: str) -> str:
-        return (
-            f"tokstream serve: listening on {url}, model {name!r}, "
-            f"tokenizer {tokenizer} (engine {derenderer.detokenizer.engine}, eos ids "
-            f"{list(derenderer.eos_token_ids)}), max_model_len {max_len}, parsers "
-            f"{derenderer.reasoning_parser or '-'}/{derenderer.tool_parser or '-'} "
-            f"({derenderer.parser_state}), {args.workers} worker(s), limits: "
-            f"{max_connections} connections a worker, headers {args.max_header_bytes} bytes "
-            f"in {args.header_timeout:g} s, body pauses {args.body_timeout:g} s, "
-            f"keep-alive {args.keep_alive_timeout:g} s, unread answers {args.send_timeout:g} s, "
-            f"shutdown grace {args.shutdown_grace:g} s"
+        if args.log_format == "json":
+            return log_line("info", "listening", url=url, **facts)
+        length = "unbounded" if max_len is None else f"{max_len:,}"
+        parsers = " / ".join(p or "-" for p in (facts["reasoning_parser"], facts["tool_parser"]))
+        return "\n".join(
+            [
+                f"tokstream serve: listening on {url}, model {name!r}",
+                f"  tokenizer {tokenizer} ({facts['engine']}, eos ids {facts['eos_token_ids']}, "
+                f"max_model_len {length})",
+                f"  parsers {parsers} ({facts['parser_state']} state)",
+                f"  {args.workers} worker(s), {max_connections:,} connections each; headers "
+                f"{args.max_header_bytes:,} bytes within {args.header_timeout:g} s, body pauses "
+                f"{args.body_timeout:g} s, keep-alive {args.keep_alive_timeout:g} s, unread "
+                f"answers {args.send_timeout:g} s, shutdown grace {args.shutdown_grace:g} s",
+                f"  log level {args.log_level}, access log {'on' if args.access_log else 'off'}",
+            ]
         )
 
     listen = Listen(
@@ -117,6 +144,8 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
+        log_format=args.log_format,
+        access_log=args.access_log,
         keep_alive_timeout=args.keep_alive_timeout,
         shutdown_grace=args.shutdown_grace,
         uds=args.uds,
@@ -318,7 +347,23 @@ def main(argv: list[str] | None = None) -> int:
         "(default: %(default)s)",
     )
     serve.add_argument(
-        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="refused requests are logged at warning (5xx at error), --access-log lines and the "
+        "startup and shutdown lines at info (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--log-format",
+        default="text",
+        choices=["text", "json"],
+        help="log lines as text, or as one JSON object each for log collectors "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log every request (status, method, path, time, bytes, request id) at info",
     )
 
     stream = sub.add_parser("stream", help="stream a text's token ids through tokstream")

@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from ._core import Front
@@ -32,6 +33,7 @@ __all__ = [
     "bind_unix",
     "connection_cap",
     "front_for",
+    "log_line",
     "raise_open_file_limit",
     "run",
 ]
@@ -57,6 +59,24 @@ class Listen:
     shutdown_grace: float
     #: A Unix domain socket path to listen on instead of ``host:port``.
     uds: str | None = None
+    #: ``"text"`` or ``"json"``: how the front and the startup and shutdown lines log.
+    log_format: str = "text"
+    #: The front logs every request, not only the refused ones.
+    access_log: bool = False
+
+
+def log_line(level: str, event: str, **fields: Any) -> str:
+    """One log line in the JSON form the front writes: ``time`` (UTC, milliseconds), ``level``,
+    ``logger``, ``event``, then ``fields``."""
+    now = datetime.now(timezone.utc)
+    record = {
+        "time": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
+        "level": level.upper(),
+        "logger": "tokstream.serve",
+        "event": event,
+        **fields,
+    }
+    return json.dumps(record, ensure_ascii=False)
 
 
 def raise_open_file_limit() -> int:
@@ -166,9 +186,13 @@ def front_for(
     *,
     threads: int = 1,
     keep_alive_timeout: float = DEFAULT_KEEP_ALIVE_TIMEOUT,
+    log_level: str = "info",
+    log_format: str = "text",
+    access_log: bool = False,
 ) -> Front:
     """A started ``_core.Front`` serving ``app``'s derenderer, models and metrics on ``sock``
-    (``threads`` worker threads); the caller may close ``sock`` then."""
+    (``threads`` worker threads); the caller may close ``sock`` then. The front writes its own
+    log lines to standard error (refused requests, and every request with ``access_log``)."""
     from .metrics import BYTES_BOUNDS, LATENCY_BOUNDS, Metrics, render
 
     def render_all(snapshots: str) -> bytes:
@@ -195,21 +219,33 @@ def front_for(
         offload_bytes=config.offload_bytes,
         latency_bounds=LATENCY_BOUNDS,
         bytes_bounds=BYTES_BOUNDS,
+        log_level=log_level,
+        log_format=log_format,
+        access_log=access_log,
     )
 
 
 def _run_front(app: App, config: ServerConfig, listen: Listen, sock: socket.socket) -> int:
     """Serves with the front until SIGTERM or SIGINT, then drains within the grace."""
     front = front_for(
-        app, config, sock, threads=listen.workers, keep_alive_timeout=listen.keep_alive_timeout
+        app,
+        config,
+        sock,
+        threads=listen.workers,
+        keep_alive_timeout=listen.keep_alive_timeout,
+        log_level=listen.log_level,
+        log_format=listen.log_format,
+        access_log=listen.access_log,
     )
     sock.close()  # the front holds its own descriptor
     grace = listen.shutdown_grace
     signalled: list[float] = []
+    before: list[tuple[int, int]] = []
 
     def handler(num: int, frame: object) -> None:
         if not signalled:
             signalled.append(time.monotonic())
+            before.append(_answered(front))
             front.drain(grace)
 
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -218,9 +254,49 @@ def _run_front(app: App, config: ServerConfig, listen: Listen, sock: socket.sock
     while not front.wait(0.05):
         if signalled and time.monotonic() - signalled[0] > grace + EXIT_MARGIN:
             break
-    if not front.wait(0) or front.busy:
+    ended = front.wait(0)
+    if signalled:
+        _log_drain(listen, front, time.monotonic() - signalled[0], before[0], ended)
+    if not ended or front.busy:
         # A derender still runs on the pool after every request had its answer: leave
         # without waiting for it.
         _remove_socket_file(listen)
         exit_now(abandoned=front.busy)
     return 0
+
+
+def _answered(front: Front) -> tuple[int, int]:
+    """Requests answered so far, and of them the 503s of the drain."""
+    total = late = 0
+    for part in json.loads(front.snapshot()):
+        total += sum(int(n) for _, _, n in part["requests"])
+        late += int(part["errors"].get("shutting_down", 0))
+    return total, late
+
+
+def _log_drain(
+    listen: Listen, front: Front, seconds: float, before: tuple[int, int], ended: bool
+) -> None:
+    """The shutdown's line: how long the drain took and what it answered."""
+    total, late = _answered(front)
+    answered, refused = total - before[0], late - before[1]
+    if listen.log_level in ("error", "critical"):
+        return
+    if listen.log_format == "json":
+        line = log_line(
+            "info",
+            "drained",
+            seconds=round(seconds, 3),
+            answered=answered,
+            refused_late=refused,
+            every_connection_closed=ended,
+            abandoned_derender=front.busy,
+        )
+    else:
+        line = (
+            f"tokstream serve: drained in {seconds:.2f} s: {answered} request(s) answered "
+            f"during the grace, {refused} answered 503 as it ended"
+            + ("" if ended else "; connections still open were dropped")
+            + ("; a derender still running was abandoned" if front.busy else "")
+        )
+    print(line, flush=True)

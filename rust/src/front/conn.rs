@@ -308,7 +308,10 @@ impl Guarded {
         }
         if self.idle.poll(cx) {
             if self.reading_head {
-                self.shared.count_error("request_timeout");
+                self.shared.count_error(
+                    "request_timeout",
+                    "a request head did not arrive within --header-timeout: closed",
+                );
             }
             return true;
         }
@@ -335,7 +338,8 @@ impl AsyncRead for Guarded {
                 }
                 let fresh = buf.filled().get(before..).unwrap_or_default();
                 if !this.speaks.admits(fresh) {
-                    this.shared.count_error("bad_request");
+                    this.shared
+                        .count_error("bad_request", "a NUL byte in an HTTP/1 message: closed");
                     return Poll::Ready(Err(io::Error::new(
                         io::ErrorKind::InvalidData,
                         "a NUL byte in an HTTP/1 message",
@@ -378,7 +382,10 @@ impl Guarded {
                     self.state.writing.store(true, Ordering::Release);
                 }
                 if self.send.poll(cx) {
-                    self.shared.count_error("send_timeout");
+                    self.shared.count_error(
+                        "send_timeout",
+                        "the client did not read its answers within --send-timeout: closed",
+                    );
                     self.quiet = true;
                     return Poll::Ready(Err(io::Error::new(
                         io::ErrorKind::TimedOut,

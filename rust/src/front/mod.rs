@@ -26,6 +26,7 @@
 //! counters (one scrape sees the whole server).
 
 mod conn;
+mod log;
 mod metrics;
 mod service;
 mod sock;
@@ -47,6 +48,7 @@ use tokio::sync::{Notify, oneshot};
 use crate::limits;
 use crate::wire::{Derenderer, Reply};
 
+pub use log::{Format as LogFormat, Level as LogLevel, LogOptions};
 pub use metrics::Bounds;
 pub use sock::Listener;
 
@@ -76,6 +78,8 @@ pub struct Options {
     /// Bodies at least this long are derendered on the pool.
     pub offload_bytes: usize,
     pub bounds: Bounds,
+    /// What is logged, and how.
+    pub log: LogOptions,
 }
 
 impl Default for Options {
@@ -91,6 +95,7 @@ impl Default for Options {
             max_connections: limits::MAX_CONNECTIONS,
             offload_bytes: limits::OFFLOAD_BYTES,
             bounds: Bounds::default(),
+            log: LogOptions::default(),
         }
     }
 }
@@ -113,6 +118,7 @@ pub(crate) struct Shared {
     runner: Option<Runner>,
     metrics: Vec<Mutex<metrics::Metrics>>,
     conns: conn::Registry,
+    log: log::Log,
     builder: auto::Builder<TokioExecutor>,
     draining: AtomicBool,
     drain_signal: Notify,
@@ -176,9 +182,11 @@ impl Shared {
         m.record(b, endpoint.index(), out.status, seconds);
     }
 
-    /// Counts a refusal that has no answer of the front's own (a close, hyper's answer).
-    fn count_error(&self, reason: &'static str) {
+    /// Counts and logs a refusal that has no answer of the front's own (a close, hyper's
+    /// answer).
+    fn count_error(&self, reason: &'static str, message: &str) {
         self.counters().error(reason);
+        self.log.closed(reason, message);
     }
 
     fn snapshot(&self) -> String {
@@ -262,6 +270,7 @@ impl Front {
             .http2()
             .max_header_list_size(u32::try_from(opts.max_header_bytes).unwrap_or(u32::MAX));
         let (tx, rx) = mpsc::channel::<Job>();
+        let log = log::Log::new(opts.log);
         let shared: &'static Shared = Box::leak(Box::new(Shared {
             derenderer,
             metrics: (0..threads)
@@ -273,6 +282,7 @@ impl Front {
             render,
             runner,
             conns: conn::Registry::new(),
+            log,
             builder,
             draining: AtomicBool::new(false),
             drain_signal: Notify::new(),
@@ -429,9 +439,11 @@ async fn connection(
     if let Err(e) = result {
         if let Some(e) = e.downcast_ref::<hyper::Error>() {
             if e.is_parse_too_large() {
-                shared.count_error("header_too_large");
+                let message = "a request head over --max-header-bytes: answered 431, then closed";
+                shared.count_error("header_too_large", message);
             } else if e.is_parse() || e.is_parse_version_h2() {
-                shared.count_error("bad_request");
+                let message = format!("not a valid HTTP message ({e}): answered 400, then closed");
+                shared.count_error("bad_request", &message);
             }
         }
     }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use http::header::{self, HeaderValue};
+use http::request::Parts;
 use http::{Method, Request, Response, StatusCode, Version};
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
@@ -102,6 +103,8 @@ pub(super) struct Out {
     pub(super) derendered: bool,
     pub(super) tokens: u64,
     pub(super) state_bytes: u64,
+    /// The derender body, for the request id a log line names.
+    input: Bytes,
 }
 
 impl Out {
@@ -117,6 +120,7 @@ impl Out {
             derendered: false,
             tokens: 0,
             state_bytes: 0,
+            input: Bytes::new(),
         }
     }
 
@@ -187,8 +191,9 @@ pub(super) async fn serve(
 ) -> Result<Response<Answer>, Infallible> {
     let ticket = Ticket::new(&state);
     let start = Instant::now();
-    let h1 = req.version() < Version::HTTP_2;
-    let endpoint = Endpoint::of(req.uri().path());
+    let (parts, body) = req.into_parts();
+    let h1 = parts.version < Version::HTTP_2;
+    let endpoint = Endpoint::of(parts.uri.path());
     let out = if refuse {
         let message = format!(
             "the server has {} connections open, its limit, and none is idle; retry shortly",
@@ -199,10 +204,14 @@ pub(super) async fn serve(
             ..Out::refusal(503, &message)
         }
     } else {
-        answer(shared, endpoint, req, h1).await
+        answer(shared, endpoint, &parts, body, h1).await
     };
     // Counted before the answer goes out: a client that has its answer sees it counted.
-    shared.record(endpoint, &out, start.elapsed().as_secs_f64());
+    let seconds = start.elapsed().as_secs_f64();
+    shared.record(endpoint, &out, seconds);
+    if shared.log.wants(out.status) {
+        log_request(shared, &parts, &out, seconds);
+    }
     let len = out.body.len() as u64;
     let data = (len > 0).then_some(out.body);
     let mut response = Response::new(Answer {
@@ -226,24 +235,48 @@ pub(super) async fn serve(
     Ok(response)
 }
 
+/// The request's line in the log.
+fn log_request(shared: &Shared, parts: &Parts, out: &Out, seconds: f64) {
+    let header_id = parts
+        .headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok());
+    let message = (out.status >= 400)
+        .then(|| super::log::error_message(&out.body))
+        .flatten();
+    let path: String = parts.uri.path().chars().take(200).collect();
+    shared.log.request(&super::log::Request {
+        status: out.status,
+        reason: out.reason,
+        method: parts.method.as_str(),
+        path: &path,
+        request_id: header_id.or_else(|| super::log::body_request_id(&out.input)),
+        message: message.as_deref(),
+        seconds,
+        bytes_in: out.input.len(),
+        bytes_out: out.body.len(),
+    });
+}
+
 async fn answer(
     shared: &'static Shared,
     endpoint: Endpoint,
-    req: Request<Incoming>,
+    parts: &Parts,
+    body: Incoming,
     h1: bool,
 ) -> Out {
     if h1 {
-        if let Some(refused) = framing(&req) {
+        if let Some(refused) = framing(parts) {
             return refused;
         }
     }
-    let allowed = endpoint.allows(req.method());
-    let path = (endpoint == Endpoint::Other).then(|| req.uri().path().chars().take(200).collect());
+    let allowed = endpoint.allows(&parts.method);
+    let path = (endpoint == Endpoint::Other).then(|| parts.uri.path().chars().take(200).collect());
     // Every body is read, whatever the route: a body whose framing is wrong must be refused
     // (and the connection closed) rather than skipped by hyper, which could take the next
     // request for part of it.
     let keep = allowed && matches!(endpoint, Endpoint::Chat | Endpoint::Completions);
-    let body = match read_body(shared, req.into_body(), keep).await {
+    let body = match read_body(shared, body, keep).await {
         Ok(body) => body,
         Err(out) => return out,
     };
@@ -259,8 +292,14 @@ async fn answer(
         };
     }
     match endpoint {
-        Endpoint::Chat => derender(shared, CHAT_PATH, body).await,
-        Endpoint::Completions => derender(shared, COMPLETION_PATH, body).await,
+        Endpoint::Chat => Out {
+            input: body.clone(),
+            ..derender(shared, CHAT_PATH, body).await
+        },
+        Endpoint::Completions => Out {
+            input: body.clone(),
+            ..derender(shared, COMPLETION_PATH, body).await
+        },
         Endpoint::Health => Out {
             no_store: true,
             ..Out::ok(PLAIN, Bytes::new())
@@ -287,11 +326,11 @@ async fn answer(
 /// HTTP/1.0), and no transfer coding but `chunked`, which hyper decodes (any other would be
 /// passed on undecoded). hyper itself closes the connection after a request that has both
 /// `Content-Length` and `Transfer-Encoding`, and refuses `Transfer-Encoding` in HTTP/1.0.
-fn framing(req: &Request<Incoming>) -> Option<Out> {
+fn framing(req: &Parts) -> Option<Out> {
     let mut hosts = 0usize;
     let mut codings = 0usize;
     let mut only_chunked = true;
-    for (name, value) in req.headers() {
+    for (name, value) in &req.headers {
         if name == header::HOST {
             hosts += 1;
         } else if name == header::TRANSFER_ENCODING {
@@ -301,7 +340,7 @@ fn framing(req: &Request<Incoming>) -> Option<Out> {
                 .is_ok_and(|v| v.trim().eq_ignore_ascii_case("chunked"));
         }
     }
-    if hosts > 1 || (hosts == 0 && req.version() == Version::HTTP_11) {
+    if hosts > 1 || (hosts == 0 && req.version == Version::HTTP_11) {
         let message = "an HTTP/1.1 request must have exactly one Host header";
         return Some(Out::refusal(400, message));
     }

@@ -10,7 +10,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use super::derender::PyDerenderer;
-use crate::front::{Bounds, Front, Listener, Options, Render, Runner};
+use crate::front::{
+    Bounds, Front, Listener, LogFormat, LogLevel, LogOptions, Options, Render, Runner,
+};
 use crate::limits;
 
 /// The front serving a `Derenderer` on a listening socket (see `tokstream.launch`).
@@ -36,6 +38,7 @@ impl PyFront {
         max_header_bytes = limits::MAX_HEADER_BYTES, max_body_bytes = limits::MAX_BODY_BYTES,
         max_connections = limits::MAX_CONNECTIONS, offload_bytes = limits::OFFLOAD_BYTES,
         latency_bounds = Vec::new(), bytes_bounds = Vec::new(),
+        log_level = "info", log_format = "text", access_log = false,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -55,7 +58,24 @@ impl PyFront {
         offload_bytes: usize,
         latency_bounds: Vec<f64>,
         bytes_bounds: Vec<f64>,
+        log_level: &str,
+        log_format: &str,
+        access_log: bool,
     ) -> PyResult<Self> {
+        let level = LogLevel::of(log_level).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "log_level must be debug, info, warning, error or critical, not {log_level:?}"
+            ))
+        })?;
+        let format = match log_format {
+            "text" => LogFormat::Text,
+            "json" => LogFormat::Json,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "log_format must be \"text\" or \"json\", not {log_format:?}"
+                )));
+            }
+        };
         if fd < 0 {
             return Err(PyValueError::new_err(
                 "fd must be an open socket's descriptor",
@@ -84,6 +104,11 @@ impl PyFront {
             bounds: Bounds {
                 latency: latency_bounds,
                 bytes: bytes_bounds,
+            },
+            log: LogOptions {
+                level,
+                format,
+                access: access_log,
             },
         };
         let render: Render = Arc::new(move |snapshots: &str| {
