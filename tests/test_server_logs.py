@@ -189,3 +189,16 @@ def test_a_tokenizer_without_a_length_says_unbounded(tmp_path: Path) -> None:
     server.stop()
     banner = "\n".join(server.output().splitlines()[:3])
     assert "max_model_len unbounded" in banner, banner
+
+
+def test_access_lines_are_written_while_the_server_runs(tmp_path: Path) -> None:
+    """Access lines are buffered, but written within a fraction of a second."""
+    server = serve(tmp_path, "--access-log", log_level="info").start()
+    try:
+        server.ok(COMPLETION, whole_body(COMPLETION, IDS, request_id="gen-live"))
+        deadline = time.monotonic() + 5
+        while "request_id=gen-live" not in server.output() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "request_id=gen-live" in server.output(), server.output()[-2000:]
+    finally:
+        server.stop()

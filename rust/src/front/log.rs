@@ -7,7 +7,9 @@
 //!   of [`BURST`], then [`PER_SECOND`] a second), and the next line written after some were
 //!   dropped says how many, so an abusive client cannot flood the log;
 //! - with `access` on, every request at `INFO`: status, method, path, time taken, bytes in and
-//!   out, request id.
+//!   out, request id. These lines are buffered and written at least every [`FLUSH_EVERY`] (or
+//!   once [`BUFFERED`] bytes wait), so that a chunk costs no write of its own; a refusal's line
+//!   writes what waits first, so lines keep their order.
 //!
 //! A request's id is its `x-request-id` header, else the `request_id` of the derender body's
 //! generate output (read only for the lines written). Lines below the level are not written.
@@ -25,6 +27,10 @@ use super::lock;
 pub const BURST: f64 = 20.0;
 /// Refusal lines a second once the burst is spent.
 pub const PER_SECOND: f64 = 10.0;
+/// The longest an access line waits to be written.
+pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+/// Access lines written at once when this many bytes of them wait.
+pub const BUFFERED: usize = 64 * 1024;
 
 /// A line's severity, as Python's `logging` numbers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -109,6 +115,8 @@ struct Bucket {
 pub(super) struct Log {
     pub(super) opts: LogOptions,
     bucket: Mutex<Bucket>,
+    /// Access lines not yet written.
+    waiting: Mutex<Vec<u8>>,
 }
 
 impl Log {
@@ -120,7 +128,34 @@ impl Log {
                 at: Instant::now(),
                 dropped: 0,
             }),
+            waiting: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Writes the access lines that wait.
+    pub(super) fn flush(&self) {
+        let mut waiting = lock(&self.waiting);
+        if !waiting.is_empty() {
+            let _ = std::io::stderr().lock().write_all(&waiting);
+            waiting.clear();
+        }
+    }
+
+    /// Writes `line` now, after the access lines that wait; or, `buffered`, adds it to them.
+    fn emit(&self, line: Line, buffered: bool) {
+        let line = line.finish();
+        let mut waiting = lock(&self.waiting);
+        if buffered {
+            waiting.extend_from_slice(line.as_bytes());
+            if waiting.len() < BUFFERED {
+                return;
+            }
+        } else {
+            waiting.extend_from_slice(line.as_bytes());
+        }
+        // One write, so threads' lines never interleave.
+        let _ = std::io::stderr().lock().write_all(&waiting);
+        waiting.clear();
     }
 
     /// Whether a request's line is written: refused or failed, or every one with `access`.
@@ -159,7 +194,7 @@ impl Log {
                 note.what("dropped");
                 note.num("lines", dropped as f64);
                 note.text("message", "refusal lines dropped by the rate limit");
-                note.write();
+                self.emit(note, false);
             }
             line.what("refused");
         } else {
@@ -180,7 +215,7 @@ impl Log {
         if let Some(message) = r.message {
             line.text("message", message);
         }
-        line.write();
+        self.emit(line, !refused);
     }
 
     /// A connection closed for a reason of the front's own, with no answer of its own.
@@ -196,13 +231,13 @@ impl Log {
             note.what("dropped");
             note.num("lines", dropped as f64);
             note.text("message", "refusal lines dropped by the rate limit");
-            note.write();
+            self.emit(note, false);
         }
         let mut line = Line::new(self.opts.format, Level::Warning);
         line.what("closed");
         line.text("reason", reason);
         line.text("message", message);
-        line.write();
+        self.emit(line, false);
     }
 
     /// Whether a refusal line may be written now, and how many were dropped before it.
@@ -289,13 +324,13 @@ impl Line {
         }
     }
 
-    fn write(mut self) {
+    /// The whole line, with its end.
+    fn finish(mut self) -> String {
         if self.format == Format::Json {
             self.out.push('}');
         }
         self.out.push('\n');
-        // One write a line, so threads' lines never interleave.
-        let _ = std::io::stderr().lock().write_all(self.out.as_bytes());
+        self.out
     }
 }
 

@@ -307,6 +307,14 @@ impl Front {
             listener.into_runtime()?
         };
         runtime.spawn(accept_loop(shared, accept));
+        if shared.log.opts.access {
+            runtime.spawn(async move {
+                loop {
+                    tokio::time::sleep(log::FLUSH_EVERY).await;
+                    shared.log.flush();
+                }
+            });
+        }
         Ok(Front { shared, runtime })
     }
 
@@ -347,7 +355,11 @@ impl Front {
             .ended_signal
             .wait_timeout_while(ended, timeout, |e| !*e)
             .unwrap_or_else(PoisonError::into_inner);
-        *ended
+        let ended = *ended;
+        if ended {
+            self.shared.log.flush();
+        }
+        ended
     }
 
     /// Every thread's counters, as a JSON array of `Metrics.snapshot()` objects.
@@ -360,6 +372,7 @@ impl Drop for Front {
     fn drop(&mut self) {
         // The pool threads end when the channel closes.
         lock(&self.shared.pool).take();
+        self.shared.log.flush();
     }
 }
 
