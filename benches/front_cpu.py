@@ -10,7 +10,9 @@ first):
 - ``new front``: ``tokstream serve`` from ``--new-python`` (default: this interpreter);
 - ``hyper floor``: ``examples/loopback_floor.rs``'s ``hyper`` server, hyper 1.x on a one-worker
   tokio runtime as the front runs it, answering the new front's status, type and body;
-- ``mio floor``: its ``serve``, which answers every read with the new front's whole answer.
+- ``mio floor``: its ``serve``, which answers every read with the new front's whole answer;
+- ``new front, access log`` (with ``--access-log``): the new front writing a line for every
+  request to its log file (``--access-log --log-level info``).
 
 Both ``tokstream serve`` run one worker (qwen3). Over HTTP/1.1 the load is 64 keep-alive
 connections with one request in flight each; over HTTP/2 (the new front and the hyper floor;
@@ -26,6 +28,7 @@ Every answer must be a 200, else the exit status is 1::
     python benches/front_cpu.py --old-python OLD_VENV/bin/python     # h2load, 5 rounds
     python benches/front_cpu.py --client native --seconds 3
     python benches/front_cpu.py --quick        # debug build, native client, 8 connections, 0.5 s
+    python benches/front_cpu.py --access-log   # the access log's cost, next to the others
 
 The issue's targets (new front over old at most 1.3, over the hyper floor at most 1.25) are
 printed with the ratios; they are not checked in the exit status, which is about correctness.
@@ -61,6 +64,7 @@ from fixtures import model_dir
 RUNS = (
     ("old front", "h1"),
     ("new front", "h1"),
+    ("new front, access log", "h1"),
     ("hyper floor", "h1"),
     ("mio floor", "h1"),
     ("new front", "h2"),
@@ -261,6 +265,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             if not old_answer.startswith(b"HTTP/1.1 200"):
                 raise RuntimeError(f"the old front answered {old_answer[:300]!r}")
             checks["old front: same body"] = body_of(old_answer) == body_of(answer)
+        if args.access_log:
+            # Every request a line at info, to the server's log file.
+            flags = ("--access-log", "--log-level", "info")
+            targets["new front, access log"] = start_tokstream(
+                "new front, access log", args.new_python, tokenizer, workdir, extra=flags
+            )
         targets["hyper floor"] = start_floor("hyper floor", args.binary, "hyper", files["answer"])
         targets["mio floor"] = start_floor("mio floor", args.binary, "serve", files["answer"])
         hyper_answer = exchange(targets["hyper floor"].port, request)
@@ -318,6 +328,7 @@ def summarize(got: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, list
     ratios: dict[str, list[float]] = {}
     pairs = {
         "new/old": ("new front h1", "old front h1"),
+        "access log on/off": ("new front, access log h1", "new front h1"),
         "new/hyper": ("new front h1", "hyper floor h1"),
         "new/mio": ("new front h1", "mio floor h1"),
         "hyper/mio": ("hyper floor h1", "mio floor h1"),
@@ -360,6 +371,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new-python", default=sys.executable, help="default: this interpreter")
     parser.add_argument("--old-python", help="an interpreter with the earlier build installed")
     parser.add_argument("--tokenizer", default="qwen3", help="a tokenizer fixture (qwen3)")
+    parser.add_argument(
+        "--access-log", action="store_true", help="also the new front with --access-log"
+    )
     parser.add_argument("--client", choices=("h2load", "native"), help="default: h2load")
     parser.add_argument("--connections", type=int, help="HTTP/1.1 connections (default: 64)")
     parser.add_argument(
