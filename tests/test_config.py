@@ -19,6 +19,8 @@ from helpers.hub_util import QWEN3_GENERATION_CONFIG, add_snapshot, commit_of, o
 from helpers.real_tokenizers import load_tokenizer, model_dir
 from helpers.stream_util import import_tokstream
 
+from fixtures import SOURCES
+
 tokstream = import_tokstream()
 from tokstream import config  # noqa: E402
 from tokstream.config import ModelConfig  # noqa: E402
@@ -113,6 +115,9 @@ def test_local_paths_win_and_take_no_revision(cache: Path) -> None:
     empty.mkdir()
     with pytest.raises(tokstream.TokenizerLoadError, match=r"no tokenizer\.json in the directory"):
         tokstream.Detokenizer.from_pretrained(empty)
+    # The fixtures' folders hold the file compressed: the error says so.
+    with pytest.raises(tokstream.TokenizerLoadError, match=r"tokenizer\.json\.xz: decompress"):
+        config.resolve(SOURCES / "qwen3")
     # Not a path, and not a model id either: only the path is named.
     with pytest.raises(tokstream.TokenizerLoadError, match="no such file or directory") as raised:
         config.resolve("./nowhere/tokenizer.json")

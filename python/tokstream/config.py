@@ -107,7 +107,10 @@ def resolve(name: str | os.PathLike[str], revision: str | None = None) -> Resolv
             )
         file = path / TOKENIZER_FILE if path.is_dir() else path
         if not file.is_file():
-            raise TokenizerLoadError(f"no {TOKENIZER_FILE} in the directory {path.resolve()}")
+            message = f"no {TOKENIZER_FILE} in the directory {path.resolve()}"
+            if (path / f"{TOKENIZER_FILE}.xz").is_file():
+                message += f" (it holds {TOKENIZER_FILE}.xz: decompress it with `xz -dk`)"
+            raise TokenizerLoadError(message)
         return Resolved(file)
     text = os.fspath(name)
     if not _REPO_ID.fullmatch(text) or ".." in text or "--" in text:
