@@ -40,3 +40,32 @@ def test_stream_command_needs_a_tokenizer() -> None:
     )
     assert done.returncode == 2
     assert "--tokenizer" in done.stderr
+
+
+def test_stream_command_reads_standard_input() -> None:
+    """Without --text it streams what standard input holds."""
+    folder = tokenizer_path("qwen3").parent
+    text = "From a pipe: 日本語 and ✨ as well.\nTwo lines."
+    done = subprocess.run(
+        [sys.executable, "-m", "tokstream", "stream", "--tokenizer", str(folder)],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "exact=True" in done.stderr
+    assert done.stdout.rstrip("\n") == text
+
+
+def test_stream_command_documents_its_flags() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tokstream", "stream", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert "standard input" in done.stdout and "model id" in done.stdout

@@ -153,24 +153,29 @@ def _serve(args: argparse.Namespace) -> int:
     return run(app, config, listen, banner)
 
 
+#: What ``tokstream stream`` streams when given no text.
+_BUILT_IN_LINE = "Hello, 世界! 👋 Streaming never splits a character."
+
+
 def _stream(args: argparse.Namespace) -> int:
     try:
         from tokenizers import Tokenizer
     except ImportError:
         print("the stream command needs the `tokenizers` package to encode text", file=sys.stderr)
         return 2
-    path = (
-        args.tokenizer if args.tokenizer.endswith(".json") else f"{args.tokenizer}/tokenizer.json"
-    )
     try:
-        detok = Detokenizer.from_file(args.tokenizer)
+        path = str(resolve(args.tokenizer, args.revision).tokenizer)
+        detok = Detokenizer.from_file(path)
         tok = Tokenizer.from_file(path)
     except Exception as e:  # tokenizers raises a bare Exception for a file it cannot read
         print(f"tokstream stream: {_load_error(args.tokenizer, e)}", file=sys.stderr)
         return 1
     tok.no_padding()
     tok.no_truncation()
-    ids = tok.encode(args.text, add_special_tokens=False).ids
+    text = args.text
+    if text is None:
+        text = _BUILT_IN_LINE if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    ids = tok.encode(text, add_special_tokens=False).ids
     print(f"engine={detok.engine} vocab_size={detok.vocab_size} ids={len(ids)}", file=sys.stderr)
     stream = detok.stream(skip_special_tokens=args.skip_special_tokens)
     pieces = []
@@ -366,10 +371,25 @@ def main(argv: list[str] | None = None) -> int:
         help="log every request (status, method, path, time, bytes, request id) at info",
     )
 
-    stream = sub.add_parser("stream", help="stream a text's token ids through tokstream")
-    stream.add_argument("--tokenizer", required=True, help="tokenizer.json or its directory")
-    stream.add_argument("--text", default="Hello, 世界! 👋 Streaming never splits a character.")
-    stream.add_argument("--skip-special-tokens", action="store_true")
+    stream = sub.add_parser(
+        "stream",
+        help="encode a text, stream its ids back through tokstream one at a time, and check "
+        "the result equals decode",
+    )
+    stream.add_argument(
+        "--tokenizer",
+        required=True,
+        help="a tokenizer.json, its directory, or a Hugging Face model id (as for serve)",
+    )
+    stream.add_argument("--revision", help="a model id's branch, tag or commit")
+    stream.add_argument(
+        "--text",
+        help="the text to stream (default: standard input when it is not a terminal, else a "
+        "built-in multilingual line)",
+    )
+    stream.add_argument(
+        "--skip-special-tokens", action="store_true", help="leave special tokens out of the text"
+    )
 
     args = parser.parse_args(argv)
     if args.command == "serve":
