@@ -206,3 +206,30 @@ def test_windows_are_the_sets_tokenizers(tokstream: Any, detok: Any) -> None:
     foreign.step(list(range(3, 40)))
     with pytest.raises(tokstream.InvalidWindowError):
         s.add(window=([*foreign.window[0], "\x00 surely not a token"], 0, 1))
+
+
+def test_a_stream_reads_every_id_form_as_a_set_does(
+    tokstream: Any, tok: Tokenizer, detok: Any
+) -> None:
+    """``Stream.step`` and ``StreamSet.step`` read a buffer of ids the same way: by its item
+    type, bytes as native-endian uint32 (four bytes an id), so ``b"Hi"`` is refused by both."""
+    ids = encode_text(tok, TEXTS[1])
+    forms = {
+        "list": list(ids),
+        "bytes": array.array("I", ids).tobytes(),
+        "bytearray": bytearray(array.array("I", ids).tobytes()),
+        "array I": array.array("I", ids),
+        "uint8 buffer of uint32s": np.frombuffer(array.array("I", ids).tobytes(), np.uint8),
+        "int64": np.array(ids, dtype=np.int64),
+    }
+    want = decode(tok, ids, False)
+    for form, value in forms.items():
+        stream = detok.stream()
+        first = stream.step(value)
+        assert first + stream.finish() == want, form
+        assert new_set(tokstream, detok, 1).step(value, counts=[len(ids)]) == [first], form
+    for bad in (b"Hi", bytearray(b"abc")):
+        with pytest.raises(ValueError, match="native-endian uint32"):
+            detok.stream().step(bad)
+        with pytest.raises(ValueError, match="native-endian uint32"):
+            new_set(tokstream, detok, 1).step(bad, counts=[1])

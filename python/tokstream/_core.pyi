@@ -75,7 +75,9 @@ def error_body(status: int, message: str, param: str | None = None) -> bytes:
 def error_type(status: int) -> str:
     """The OpenAI error type name of an HTTP status (``"BadRequestError"`` for 400)."""
 
-_Ids = int | Sequence[int]
+#: One id, a sequence of ids, or a one-dimensional buffer read by its item type (bytes as
+#: native-endian uint32), as `StreamSet` reads one.
+_Ids = int | Sequence[int] | Buffer
 
 @final
 class Detokenizer:
