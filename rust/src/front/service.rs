@@ -364,9 +364,8 @@ fn encoded(parts: &Parts) -> Option<Out> {
         return None;
     }
     let shown: String = name.chars().take(40).collect();
-    let message = format!(
-        "the body's Content-Encoding {shown:?} is not served: send the JSON uncompressed"
-    );
+    let message =
+        format!("the body's Content-Encoding {shown:?} is not served: send the JSON uncompressed");
     Some(Out::refusal(415, &message))
 }
 
