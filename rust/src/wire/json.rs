@@ -176,19 +176,9 @@ impl Json {
         self.digits(n);
     }
 
-    fn digits(&mut self, mut n: u64) {
-        let mut buf = [0u8; 20];
-        let mut i = buf.len();
-        loop {
-            i -= 1;
-            // n % 10 < 10, so the cast cannot truncate.
-            buf[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        self.buf.extend_from_slice(buf.get(i..).unwrap_or_default());
+    fn digits(&mut self, n: u64) {
+        self.buf
+            .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     }
 
     pub fn i64(&mut self, n: i64) {
