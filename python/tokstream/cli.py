@@ -161,7 +161,7 @@ def _stream(args: argparse.Namespace) -> int:
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        print("the stream command needs the `tokenizers` package to encode text", file=sys.stderr)
+        print("tokstream stream: it needs the `tokenizers` package to encode text", file=sys.stderr)
         return 2
     try:
         path = str(resolve(args.tokenizer, args.revision).tokenizer)
