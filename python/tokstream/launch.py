@@ -297,6 +297,5 @@ def _log_drain(
             f"tokstream serve: drained in {seconds:.2f} s: {answered} request(s) answered "
             f"during the grace, {refused} answered 503 as it ended"
             + ("" if ended else "; connections still open were dropped")
-            + ("; a derender still running was abandoned" if front.busy else "")
         )
     print(line, flush=True)
