@@ -10,7 +10,6 @@ as the ``deepseek-r1`` fixture; the parsers test starts its own. Starting and st
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import json
 import random
@@ -320,25 +319,6 @@ def test_body_over_the_limit_is_413(small: Served, framing: str) -> None:
     grew = metric(small.server.metrics(), "tokstream_errors_total", reason="payload_too_large")
     assert grew - metric(before, "tokstream_errors_total", reason="payload_too_large") == 1
     assert_still_serving(small)
-
-
-@pytest.mark.parametrize("coding", ["gzip", "br, gzip"])
-def test_a_compressed_body_is_415_naming_its_coding(qwen: Served, coding: str) -> None:
-    body = gzip.compress(json.dumps(whole_body(COMPLETION, [9707])).encode())
-    before = qwen.server.metrics()
-    answer = qwen.server.call("POST", COMPLETION, body, headers={"Content-Encoding": coding})
-    assert_error(answer, 415, "UnsupportedMediaTypeError")
-    assert coding in answer.json()["error"]["message"]
-    reason = {"reason": "unsupported_media_type"}
-    grew = metric(qwen.server.metrics(), "tokstream_errors_total", **reason)
-    assert grew - metric(before, "tokstream_errors_total", **reason) == 1
-    plain = qwen.server.call(
-        "POST",
-        COMPLETION,
-        json.dumps(whole_body(COMPLETION, [9707])).encode(),
-        headers={"Content-Encoding": "identity"},
-    )
-    assert plain.status == 200, plain
 
 
 def test_announced_length_over_the_limit_is_413_before_the_body(small: Served) -> None:

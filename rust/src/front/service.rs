@@ -74,7 +74,6 @@ fn reason(status: u16) -> &'static str {
         405 => "method_not_allowed",
         408 => "request_timeout",
         413 => "payload_too_large",
-        415 => "unsupported_media_type",
         431 => "header_too_large",
         501 => "not_implemented",
         503 => "shutting_down",
@@ -271,9 +270,6 @@ async fn answer(
             return refused;
         }
     }
-    if let Some(refused) = encoded(parts) {
-        return refused;
-    }
     let allowed = endpoint.allows(&parts.method);
     let path = (endpoint == Endpoint::Other).then(|| parts.uri.path().chars().take(200).collect());
     // Every body is read, whatever the route: a body whose framing is wrong must be refused
@@ -353,20 +349,6 @@ fn framing(req: &Parts) -> Option<Out> {
         return Some(Out::refusal(501, message));
     }
     None
-}
-
-/// A 415 for a body with a content coding: derender reads JSON as sent, and a compressed body
-/// would otherwise be refused as not being a JSON object.
-fn encoded(parts: &Parts) -> Option<Out> {
-    let coding = parts.headers.get(header::CONTENT_ENCODING)?;
-    let name = coding.to_str().unwrap_or("?").trim();
-    if name.is_empty() || name.eq_ignore_ascii_case("identity") {
-        return None;
-    }
-    let shown: String = name.chars().take(40).collect();
-    let message =
-        format!("the body's Content-Encoding {shown:?} is not served: send the JSON uncompressed");
-    Some(Out::refusal(415, &message))
 }
 
 /// Why a wait ended before its result.
