@@ -186,15 +186,8 @@ impl Log {
         };
         let mut line = Line::new(self.opts.format, level);
         if refused {
-            let Some(dropped) = self.admit() else {
+            if !self.admitted() {
                 return;
-            };
-            if dropped > 0 {
-                let mut note = Line::new(self.opts.format, Level::Warning);
-                note.what("dropped");
-                note.num("lines", dropped as f64);
-                note.text("message", "refusal lines dropped by the rate limit");
-                self.emit(note, false);
             }
             line.what("refused");
         } else {
@@ -223,8 +216,21 @@ impl Log {
         if Level::Warning < self.opts.level {
             return;
         }
-        let Some(dropped) = self.admit() else {
+        if !self.admitted() {
             return;
+        }
+        let mut line = Line::new(self.opts.format, Level::Warning);
+        line.what("closed");
+        line.text("reason", reason);
+        line.text("message", message);
+        self.emit(line, false);
+    }
+
+    /// Whether a refusal line may be written now; when some were dropped before it, a line
+    /// saying how many is written first.
+    fn admitted(&self) -> bool {
+        let Some(dropped) = self.admit() else {
+            return false;
         };
         if dropped > 0 {
             let mut note = Line::new(self.opts.format, Level::Warning);
@@ -233,11 +239,7 @@ impl Log {
             note.text("message", "refusal lines dropped by the rate limit");
             self.emit(note, false);
         }
-        let mut line = Line::new(self.opts.format, Level::Warning);
-        line.what("closed");
-        line.text("reason", reason);
-        line.text("message", message);
-        self.emit(line, false);
+        true
     }
 
     /// Whether a refusal line may be written now, and how many were dropped before it.
