@@ -106,12 +106,18 @@ class Derenderer:
         reasoning_parser: A built-in reasoning parser for chat: ``"deepseek_r1"`` or ``"qwen3"``,
             a built-in response template (``TEMPLATES``), or ``"auto"`` for the response
             template given or, without one, the checkpoint's (``tokenizer_config.json``).
-            ``"deepseek_v3"`` parses reasoning only where the request switches thinking on
-            (``chat_template_kwargs.thinking`` or ``enable_thinking``), as vLLM's parser.
+            Under vLLM's names a template's reasoning starts as vLLM's parser of the name starts
+            it: ``"qwen3"`` (also beside ``"qwen3_coder"``), ``"glm45"``, ``"kimi_k2"`` and
+            ``"deepseek_r1"`` start the output in reasoning where thinking is on (a prompt that
+            closed ``<think>`` starts it in content); ``"deepseek_v3"`` parses reasoning only
+            where the request switches thinking on (``chat_template_kwargs.thinking`` or
+            ``enable_thinking``).
         tool_parser: A built-in tool-call parser for chat: ``"hermes"``, a built-in response
             template, or ``"auto"`` as for ``reasoning_parser``. Two built-in templates of one
             chat format (``"deepseek_v3"`` and ``"deepseek_v31"``) parse together: reasoning as
-            the one named for reasoning says, tool calls as this one says.
+            the one named for reasoning says, tool calls as this one says. Tag-form arguments
+            (``"qwen3_coder"``, ``"glm45"``) are typed by the request's tool schema as vLLM
+            types them; a template given as JSON types them as ``parse_response(tools=...)``.
         parser: A user parser factory (see :mod:`tokstream.parsers`), instead of built-in ones;
             the core runs it where it runs the built-in ones, and its streams replay.
         parser_state: How streams carry the built-in parsers' state: ``"resumable"`` (their

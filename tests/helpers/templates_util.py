@@ -311,10 +311,12 @@ def oracle(template: str, text: str, prefix: str) -> tuple[str, str, list[tuple[
 REQUEST = chat_request()
 
 
-#: Templates whose name, as a reasoning parser, parses otherwise than the template as written:
-#: ``deepseek_v3`` reasoning is on only where the request switches thinking on (as vLLM's
-#: ``deepseek_v3`` reasoning parser), so its derenderer here is given the template itself.
-AS_WRITTEN = {"deepseek_v3"}
+#: Templates whose name, as a reasoning parser, parses otherwise than the template as written,
+#: as vLLM's reasoning parser of the name does: the output starts in reasoning where thinking is
+#: on (``deepseek_v3``: only where the request switches it on), and reasoning ends once. Their
+#: derenderers here are given the template itself.
+AS_WRITTEN = {"deepseek_v3", "qwen3_template", "qwen3_coder", "deepseek_r1_template", "glm45",
+              "kimi_k2"}  # fmt: skip
 
 
 @functools.cache

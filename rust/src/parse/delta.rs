@@ -14,6 +14,10 @@ pub struct ToolRules {
     /// The request switches thinking on (`chat_template_kwargs.thinking` or `enable_thinking`,
     /// default off): DeepSeek-V3's output has reasoning only then, and starts in it.
     pub thinking_asked: bool,
+    /// Thinking is on unless the request switches it off: neither `chat_template_kwargs`'
+    /// `thinking` nor `enable_thinking` (nor a `reasoning_effort`, which stands for
+    /// `enable_thinking`) is given, or one of them is true (GLM-4.5's and Kimi-K2's rule).
+    pub thinking_unless_off: bool,
 }
 
 /// A tool call's part of one delta.

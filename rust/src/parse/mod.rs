@@ -65,15 +65,15 @@ pub enum ParseError {
 
 /// A reasoning and tool-call parser for chat output: the built-in [`Parsers`], or a user's.
 pub trait ChatParser: Send + Sync + std::fmt::Debug {
-    /// A parser for one choice's output, from its beginning.
-    fn start<'s>(&'s self, cx: &Context<'_>) -> Result<Box<dyn Session + 's>, ParseError>;
+    /// A parser for one choice's output, from its beginning (it may borrow the request).
+    fn start<'s>(&'s self, cx: &Context<'s>) -> Result<Box<dyn Session + 's>, ParseError>;
 
     /// A parser continued from the state an earlier chunk carried, when its state can travel
     /// (`None`: streams replay their history instead).
     fn resume<'s>(
         &'s self,
         _state: ParseState,
-        _cx: &Context<'_>,
+        _cx: &Context<'s>,
     ) -> Option<Box<dyn Session + 's>> {
         None
     }

@@ -233,6 +233,7 @@ mod tests {
         parallel: true,
         thinking: true,
         thinking_asked: false,
+        thinking_unless_off: true,
     };
 
     /// Content, reasoning and `(name, arguments)` per call, from `pieces` fed in order.

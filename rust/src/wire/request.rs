@@ -113,6 +113,7 @@ impl Ask {
                 parallel: req.parallel_tool_calls.unwrap_or(true),
                 thinking: thinking(req),
                 thinking_asked: thinking_asked(req),
+                thinking_unless_off: thinking_unless_off(req),
             },
             include_reasoning: req.include_reasoning.unwrap_or(true),
             named,
@@ -195,4 +196,19 @@ fn thinking_asked(req: &Request<'_>) -> bool {
         None => effort_on(req).unwrap_or(false),
     };
     enable || s.thinking.as_ref().is_some_and(truthy)
+}
+
+/// Whether thinking is on, as vLLM's `glm45` and `kimi_k2` parsers read it: on when
+/// `chat_template_kwargs` has neither `thinking` nor `enable_thinking` (a null is none;
+/// `reasoning_effort` stands for `enable_thinking`, true unless `"none"`), else when either is
+/// true by Python truth.
+fn thinking_unless_off(req: &Request<'_>) -> bool {
+    let s = switches(req);
+    let given = |v: Option<serde_json::Value>| v.filter(|v| !v.is_null()).map(|v| truthy(&v));
+    let thinking = given(s.thinking);
+    let enable = given(s.enable_thinking).or_else(|| effort_on(req));
+    match (thinking, enable) {
+        (None, None) => true,
+        (t, e) => t.unwrap_or(false) || e.unwrap_or(false),
+    }
 }

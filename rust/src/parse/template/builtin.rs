@@ -131,7 +131,7 @@ const GLM45: &str = r##"{
       "close_pattern": "</tool_call>\\s*", "repeats": true,
       "content": "xml-inline",
       "content_args": {
-        "tag_pattern": "<arg_key>(?P<key>[^<]+)</arg_key>\\s*<arg_value>(?P<value>.*?)</arg_value>",
+        "tag_pattern": "<arg_key>\\s*(?P<key>[^<]*?)\\s*</arg_key>\\s*<arg_value>(?P<value>.*?)</arg_value>",
         "value_parser": {"name": "json", "args": {"allow_non_json": true}}
       },
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}

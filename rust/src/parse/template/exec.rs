@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::args::{Args, Step};
 use super::delim::{Delim, Found};
 use super::spec::{Calls, Role, Template, Values};
+use super::typed::{self, Typing, Val};
 use crate::parse::carry::carried;
 use crate::parse::json::{Scan, Sink};
 use std::borrow::Cow;
@@ -33,13 +34,22 @@ pub(crate) const MAX_BODY: usize = 16 * 1024;
 
 /// What is on for this choice.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Knobs {
+pub(crate) struct Knobs<'r> {
     pub reasoning: bool,
+    /// A call's open delimiter ends a reasoning region (and opens the call).
+    pub calls_end_reasoning: bool,
+    /// Reasoning ends once: after a reasoning region closed (in the output or the prompt), its
+    /// open delimiter is text.
+    pub reasoning_once: bool,
     pub tools: bool,
     pub rules: ToolRules,
+    /// The chat request's JSON text, whose tool schemas type built arguments.
+    pub request: Option<&'r str>,
+    /// Whose rules type them.
+    pub typing: Typing,
 }
 
-impl Knobs {
+impl Knobs<'_> {
     fn on(&self, role: &Role) -> bool {
         match role {
             Role::Reasoning => self.reasoning,
@@ -89,6 +99,13 @@ pub struct TemplateState {
     /// output begins with it, is dropped).
     #[serde(rename = "p", default, skip_serializing_if = "std::ops::Not::not")]
     fresh: bool,
+    /// The open built call's name, whose schema types its arguments (kept only where the
+    /// request has tool schemas to read).
+    #[serde(rename = "m", default, skip_serializing_if = "String::is_empty")]
+    name: String,
+    /// A reasoning region has closed.
+    #[serde(rename = "r", default, skip_serializing_if = "std::ops::Not::not")]
+    reasoned: bool,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -131,15 +148,22 @@ impl TemplateState {
         carried("held text", self.held.len(), MAX_HELD + 4)?;
         carried("held whitespace", self.space.len(), MAX_SPACE + 4)?;
         carried("call text", self.body.len(), MAX_BODY + 4)?;
+        carried("call name", self.name.len(), MAX_HELD + 4)?;
         self.scan.as_ref().map_or(Ok(()), Scan::check)
     }
 
-    /// The prompt's text has been run: what it sent does not count for the output.
-    pub(crate) fn after_prompt(&mut self) {
+    /// The prompt's text has been run: what it sent does not count for the output. With
+    /// `fresh`, a reasoning region it left open drops an open delimiter the output begins with.
+    pub(crate) fn after_prompt(&mut self, t: &Template, fresh: bool) {
         self.calls = 0;
         self.sent = 0;
         self.texted = false;
         self.space.clear();
+        let reasoning = self
+            .current
+            .and_then(|c| t.fields.get(usize::from(c)))
+            .is_some_and(|f| matches!(f.role, Role::Reasoning));
+        self.fresh |= fresh && reasoning;
     }
 
     /// A state read from a stream whose field is not in this template starts over there.
@@ -161,7 +185,14 @@ impl TemplateState {
 
     /// Feeds text; at the end of the output (`eos`) every match is final and the open region
     /// closes.
-    pub(crate) fn feed(&mut self, t: &Template, k: Knobs, text: &str, eos: bool, out: &mut Delta) {
+    pub(crate) fn feed(
+        &mut self,
+        t: &Template,
+        k: Knobs<'_>,
+        text: &str,
+        eos: bool,
+        out: &mut Delta,
+    ) {
         // A template that looks behind (`^`, `\b`) sees the char before the held text too.
         let (buf, base) = match self.last.filter(|_| t.looks_behind) {
             Some(c) => {
@@ -217,6 +248,13 @@ impl TemplateState {
                     empty_commits += 1;
                 }
                 pos = e;
+                // Reasoning ends here unless its own open delimiter (dropped) reopens it.
+                let reopens = open && self.current.map(usize::from) == Some(field);
+                self.reasoned |= !reopens
+                    && self
+                        .current
+                        .and_then(|c| t.fields.get(usize::from(c)))
+                        .is_some_and(|f| matches!(f.role, Role::Reasoning));
                 self.close(t, k, out);
                 if open {
                     let caps = t
@@ -291,7 +329,7 @@ impl TemplateState {
     fn end_call(
         &mut self,
         t: &Template,
-        k: Knobs,
+        k: Knobs<'_>,
         buf: &str,
         mut pos: usize,
         eos: bool,
@@ -340,7 +378,7 @@ impl TemplateState {
 
     /// Text inside the open region, up to where a call's JSON is whole; returns the bytes
     /// taken (text of the call after its arguments is taken and dropped).
-    fn take(&mut self, t: &Template, k: Knobs, text: &str, out: &mut Delta) -> usize {
+    fn take(&mut self, t: &Template, k: Knobs<'_>, text: &str, out: &mut Delta) -> usize {
         let Some(f) = self.current.and_then(|c| t.fields.get(usize::from(c))) else {
             self.accumulate(t, k, text, out);
             return text.len();
@@ -387,7 +425,7 @@ impl TemplateState {
     fn watch(
         &self,
         t: &Template,
-        k: Knobs,
+        k: Knobs<'_>,
         buf: &str,
         pos: usize,
         eos: bool,
@@ -425,6 +463,22 @@ impl TemplateState {
                 if let Some((f, d)) = t.fields.get(c).and_then(|f| Some((f, f.close.as_ref()?))) {
                     consider(c, false, d, &f.name);
                 }
+                // A call's open ends reasoning, where the reasoning parser's name says so.
+                if k.calls_end_reasoning
+                    && t.fields
+                        .get(c)
+                        .is_some_and(|f| matches!(f.role, Role::Reasoning))
+                {
+                    for (i, f) in t.fields.iter().enumerate() {
+                        if let Some(d) = f
+                            .open
+                            .as_ref()
+                            .filter(|_| matches!(f.role, Role::Tools(_)) && k.on(&f.role))
+                        {
+                            consider(i, true, d, &f.name);
+                        }
+                    }
+                }
                 // A region the request opened drops its open delimiter where the text begins.
                 if let Some((f, d)) = t
                     .fields
@@ -437,7 +491,9 @@ impl TemplateState {
             }
             None => {
                 for (i, f) in t.fields.iter().enumerate() {
-                    if let Some(d) = f.open.as_ref().filter(|_| k.on(&f.role)) {
+                    let over =
+                        k.reasoning_once && self.reasoned && matches!(f.role, Role::Reasoning);
+                    if let Some(d) = f.open.as_ref().filter(|_| k.on(&f.role) && !over) {
                         consider(i, true, d, &f.name);
                     }
                 }
@@ -462,11 +518,12 @@ impl TemplateState {
         self.body.clear();
         self.args = Args::default();
         self.fresh = false;
+        self.name.clear();
     }
 
     /// Opens the first reasoning field's region, as if its open delimiter had matched (the
     /// request asked for reasoning where the template's output opens it with a marker).
-    pub(crate) fn open_reasoning(&mut self, t: &Template, k: Knobs) {
+    pub(crate) fn open_reasoning(&mut self, t: &Template, k: Knobs<'_>) {
         let Some(field) = t
             .fields
             .iter()
@@ -482,7 +539,7 @@ impl TemplateState {
     fn open(
         &mut self,
         t: &Template,
-        k: Knobs,
+        k: Knobs<'_>,
         field: usize,
         caps: &[(String, String)],
         text: &str,
@@ -509,6 +566,9 @@ impl TemplateState {
                     .find(|(g, _)| g == name)
                     .map(|(_, v)| v.clone())
                     .unwrap_or_default();
+                if !matches!(calls, Calls::Raw { .. }) && k.request.is_some() {
+                    self.name.clone_from(&name);
+                }
                 if k.rules.parallel || self.calls == 1 {
                     out.start_call(self.calls - 1, name);
                 }
@@ -517,7 +577,7 @@ impl TemplateState {
     }
 
     /// Closes the open region (its close delimiter matched, or the output ended).
-    fn close(&mut self, t: &Template, k: Knobs, out: &mut Delta) {
+    fn close(&mut self, t: &Template, k: Knobs<'_>, out: &mut Delta) {
         if self.opened {
             if let Some(Role::Tools(calls)) = self
                 .field_index(t)
@@ -533,13 +593,21 @@ impl TemplateState {
                         }
                     }
                     Calls::Tags { tag, values, .. } => {
-                        let arguments = tags_to_json(tag, *values, &self.body);
+                        let props = self.schema(k);
+                        let arguments =
+                            tags_to_json(tag, *values, &self.body, k.typing, props.as_ref());
                         if k.rules.parallel || self.calls == 1 {
                             out.push_arguments(self.calls.saturating_sub(1), &arguments);
                         }
                     }
                     Calls::Lax { dialect, .. } => {
-                        let arguments = dialect.to_json(py_strip(&self.body));
+                        let mut arguments = dialect.to_json(py_strip(&self.body));
+                        if let (Some(props), Some(Val::Dict(mut pairs))) =
+                            (self.schema(k), typed::loads(&arguments))
+                            && typed::type_args(k.typing, &mut pairs, &props)
+                        {
+                            arguments = typed::dump_args(&pairs);
+                        }
                         if k.rules.parallel || self.calls == 1 {
                             out.push_arguments(self.calls.saturating_sub(1), &arguments);
                         }
@@ -551,8 +619,15 @@ impl TemplateState {
         self.reset();
     }
 
+    /// The properties the request's schema gives the open call's tool.
+    fn schema(&self, k: Knobs<'_>) -> Option<serde_json::Map<String, serde_json::Value>> {
+        k.request
+            .filter(|_| !self.name.is_empty())
+            .and_then(|r| typed::properties(r, &self.name))
+    }
+
     /// Text inside the open region.
-    fn accumulate(&mut self, t: &Template, k: Knobs, text: &str, out: &mut Delta) {
+    fn accumulate(&mut self, t: &Template, k: Knobs<'_>, text: &str, out: &mut Delta) {
         if text.is_empty() {
             return;
         }
@@ -645,35 +720,33 @@ impl TemplateState {
     }
 }
 
-/// A tag-form call's text as a JSON object: each tag's key and value (a later key wins).
-fn tags_to_json(tag: &regex::Regex, values: Values, body: &str) -> String {
-    let mut pairs: Vec<(String, serde_json::Value)> = Vec::new();
+/// A tag-form call's text as a JSON object: each tag's key and value (a later key takes the
+/// first one's place), typed by the tool's properties. By vLLM's rules every value is the tag's
+/// text as written before it is typed; by transformers', the template's value parser reads it.
+fn tags_to_json(
+    tag: &regex::Regex,
+    values: Values,
+    body: &str,
+    typing: Typing,
+    props: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> String {
+    let mut pairs: Vec<(String, Val)> = Vec::new();
     for caps in tag.captures_iter(body) {
         let Some(key) = caps.name("key") else {
             continue;
         };
         let raw = caps.name("value").map_or("", |m| m.as_str());
-        let value = match values {
-            Values::Raw => serde_json::Value::String(raw.to_owned()),
-            Values::Text => serde_json::Value::String(py_strip(raw).to_owned()),
-            Values::Json => serde_json::from_str(raw)
-                .unwrap_or_else(|_| serde_json::Value::String(py_strip(raw).to_owned())),
+        let value = match (typing, values) {
+            (Typing::Vllm, _) | (_, Values::Raw) => Val::Str(raw.to_owned()),
+            (_, Values::Text) => Val::Str(py_strip(raw).to_owned()),
+            (_, Values::Json) => {
+                typed::loads(raw).unwrap_or_else(|| Val::Str(py_strip(raw).to_owned()))
+            }
         };
-        let key = key.as_str().to_owned();
-        match pairs.iter_mut().find(|(k, _)| *k == key) {
-            Some(slot) => slot.1 = value,
-            None => pairs.push((key, value)),
-        }
+        typed::put(&mut pairs, key.as_str().to_owned(), value);
     }
-    let mut s = String::from("{");
-    for (i, (k, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            s.push_str(", ");
-        }
-        s.push_str(&serde_json::Value::String(k.clone()).to_string());
-        s.push_str(": ");
-        s.push_str(&v.to_string());
+    if let Some(props) = props {
+        typed::type_args(typing, &mut pairs, props);
     }
-    s.push('}');
-    s
+    typed::dump_args(&pairs)
 }

@@ -41,10 +41,20 @@
 //!   arguments are whole, a close delimiter is text of the call; arguments that are not JSON
 //!   run to the close delimiter as written.
 //! - A call cut by the end of the output is sent as far as it came (`parse_response` raises).
-//! - Under the name `deepseek_v3` as the reasoning parser, reasoning is on only where the
-//!   request switches thinking on ([`super::ToolRules::thinking_asked`]), and the output then
-//!   starts in it (a `<think>` it begins with is dropped): vLLM's `deepseek_v3` reasoning
-//!   parser, which is DeepSeek-R1's with thinking and none without.
+//! - Arguments built when a call closes (`xml-inline`, dialect JSON) are typed by the request's
+//!   tool schema ([`typed`]): under a vLLM tool parser's name (`qwen3_coder`, `glm45`) as vLLM
+//!   types them (each value the tag's text, typed by the types its schema allows; no schema: a
+//!   string), otherwise as `parse_response(..., tools=...)` does (string values, after the
+//!   value parser, by the declared types). Raw JSON arguments are sent as written.
+//! - Under a vLLM reasoning parser's name, reasoning starts as vLLM's parser of that name
+//!   starts it (`Start`): where thinking is on for the request (`qwen3` and the Qwen3
+//!   templates: unless `enable_thinking` is off; `glm45`, `kimi_k2`: unless `thinking` or
+//!   `enable_thinking` is given and neither is true; `deepseek_r1` and its template: always;
+//!   `deepseek_v3`: only where the request switches it on), the output starts in reasoning (a
+//!   `<think>` it begins with is dropped) and the prompt after the start anchor moves it on (a
+//!   prompt that closed it starts the output in content); reasoning ends once (a later
+//!   `<think>` is text); for `qwen3`, `glm45` and `kimi_k2` a call's open delimiter ends it.
+//!   Where thinking is off, the reasoning field is not watched: its markers are content.
 //!
 //! The whole state is [`TemplateState`] (in `stream_state["parser"]["x"]`): the open region,
 //! the held text (bounded by [`exec::MAX_HELD`]) and the open call's scanner; each token's
@@ -56,6 +66,7 @@ mod delim;
 mod exec;
 mod lax;
 mod spec;
+mod typed;
 
 use std::sync::Arc;
 
@@ -65,6 +76,7 @@ pub use exec::TemplateState;
 pub use spec::Template;
 
 use self::exec::Knobs;
+use self::typed::Typing;
 use super::{
     ChatParser, Context, Delta, ParseError, ParseState, REASONING_PARSERS, Session, TOOL_PARSERS,
 };
@@ -81,15 +93,59 @@ pub struct TemplateParser {
     names: [&'static str; 2],
     reasoning: bool,
     tools: bool,
-    /// Reasoning is on only where the request switches thinking on, and the output then starts
-    /// in it (vLLM's `deepseek_v3` reasoning parser).
-    switched: bool,
+    /// Where reasoning starts, by the reasoning parser's name.
+    start: Start,
+    /// Whose rules type the arguments built when a call closes: vLLM's under a vLLM tool
+    /// parser's name, else transformers'.
+    typing: Typing,
     det: Arc<Detokenizer>,
 }
 
-/// The reasoning parser whose reasoning the request switches on
-/// ([`super::ToolRules::thinking_asked`]).
-const SWITCHED: &str = "deepseek_v3";
+/// Where a built-in template's reasoning starts, as vLLM's reasoning parser of the name given
+/// starts it. Where reasoning is on, the output starts in it (a first open delimiter is
+/// dropped, also after a prompt that opened it) and the prompt's text after the start anchor
+/// moves it on (a prompt that closed it starts the output in content); where it is off, the
+/// reasoning delimiters are not watched (their text stays where it is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// Where the template's open delimiter says (a template given as JSON, and names vLLM has
+    /// no reasoning parser of).
+    AsWritten,
+    /// `qwen3` (and the Qwen3 templates): on unless `enable_thinking` is off
+    /// ([`super::ToolRules::thinking`]); a call's open delimiter ends it.
+    Qwen3,
+    /// `deepseek_r1`: always on.
+    DeepSeekR1,
+    /// `glm45`, `kimi_k2`: on unless the request switches thinking off
+    /// ([`super::ToolRules::thinking_unless_off`]); a call's open delimiter ends it.
+    UnlessOff,
+    /// `deepseek_v3`: on only where the request switches thinking on
+    /// ([`super::ToolRules::thinking_asked`]).
+    Asked,
+}
+
+impl Start {
+    /// The rule of the reasoning parser named `name`.
+    fn of(name: Option<&str>) -> Start {
+        match name {
+            Some("qwen3" | "qwen3_template" | "qwen3_coder") => Start::Qwen3,
+            Some("deepseek_r1" | "deepseek_r1_template") => Start::DeepSeekR1,
+            Some("glm45" | "kimi_k2") => Start::UnlessOff,
+            Some("deepseek_v3") => Start::Asked,
+            _ => Start::AsWritten,
+        }
+    }
+
+    /// Whether reasoning is on for a request with these rules.
+    fn on(self, rules: &super::ToolRules) -> bool {
+        match self {
+            Start::AsWritten | Start::DeepSeekR1 => true,
+            Start::Qwen3 => rules.thinking,
+            Start::UnlessOff => rules.thinking_unless_off,
+            Start::Asked => rules.thinking_asked,
+        }
+    }
+}
 
 impl TemplateParser {
     /// A parser of `template` for `det`'s output; `reasoning` and `tools` say which fields
@@ -106,7 +162,8 @@ impl TemplateParser {
             tools: tools && template.has(false),
             template: Arc::new(template),
             names: [name; 2],
-            switched: false,
+            start: Start::AsWritten,
+            typing: Typing::Transformers,
             det,
         }
     }
@@ -116,15 +173,19 @@ impl TemplateParser {
         builtin::get(name)
     }
 
-    fn knobs(&self, cx: &Context<'_>) -> Knobs {
+    fn knobs<'r>(&self, cx: &Context<'r>) -> Knobs<'r> {
         Knobs {
-            reasoning: self.reasoning && (!self.switched || cx.rules.thinking_asked),
+            reasoning: self.reasoning && self.start.on(&cx.rules),
+            calls_end_reasoning: matches!(self.start, Start::Qwen3 | Start::UnlessOff),
+            reasoning_once: self.start != Start::AsWritten,
             tools: self.tools,
             rules: cx.rules,
+            request: cx.request,
+            typing: self.typing,
         }
     }
 
-    fn session(&self, state: TemplateState, cx: &Context<'_>) -> Box<dyn Session + '_> {
+    fn session<'s>(&'s self, state: TemplateState, cx: &Context<'s>) -> Box<dyn Session + 's> {
         Box::new(TemplateSession {
             template: &self.template,
             knobs: self.knobs(cx),
@@ -135,7 +196,7 @@ impl TemplateParser {
 
 struct TemplateSession<'p> {
     template: &'p Template,
-    knobs: Knobs,
+    knobs: Knobs<'p>,
     state: TemplateState,
 }
 
@@ -157,10 +218,11 @@ impl Session for TemplateSession<'_> {
 }
 
 impl ChatParser for TemplateParser {
-    fn start<'s>(&'s self, cx: &Context<'_>) -> Result<Box<dyn Session + 's>, ParseError> {
+    fn start<'s>(&'s self, cx: &Context<'s>) -> Result<Box<dyn Session + 's>, ParseError> {
         let mut state = TemplateState::default();
         let k = self.knobs(cx);
-        if self.switched && k.reasoning {
+        let opens = k.reasoning && self.start != Start::AsWritten;
+        if opens {
             state.open_reasoning(&self.template, k);
         }
         let tail = cx.prompt.get(cx.prompt.len().saturating_sub(PROMPT_TAIL)..);
@@ -177,12 +239,12 @@ impl ChatParser for TemplateParser {
                 false,
                 &mut scratch,
             );
-            state.after_prompt();
+            state.after_prompt(&self.template, opens);
         }
         Ok(self.session(state, cx))
     }
 
-    fn resume<'s>(&'s self, state: ParseState, cx: &Context<'_>) -> Option<Box<dyn Session + 's>> {
+    fn resume<'s>(&'s self, state: ParseState, cx: &Context<'s>) -> Option<Box<dyn Session + 's>> {
         let mut state = state.template.map(|t| *t).unwrap_or_default();
         state.fit(&self.template);
         Some(self.session(state, cx))
@@ -190,6 +252,10 @@ impl ChatParser for TemplateParser {
 
     fn resumable(&self) -> bool {
         true
+    }
+
+    fn needs_request(&self) -> bool {
+        self.tools && self.template.builds_arguments()
     }
 
     fn reasoning_name(&self) -> Option<&'static str> {
@@ -245,8 +311,8 @@ fn check_names(reasoning: Option<&str>, tool: Option<&str>) -> Result<(), String
 /// either place selects it (a hand-written parser's name in the other place turns that part of
 /// it on), and the hand-written names alone select those parsers. Two built-in templates of
 /// one chat format (one start anchor) parse together: reasoning and content as the one named
-/// for reasoning says, tool calls as the one named for tools says. The `deepseek_v3`
-/// reasoning parser's reasoning is on only where the request switches thinking on.
+/// for reasoning says, tool calls as the one named for tools says. Reasoning starts as the
+/// reasoning parser's name says (`Start`), and built arguments are typed by vLLM's rules.
 pub fn select(
     det: &Arc<Detokenizer>,
     reasoning: Option<&str>,
@@ -315,7 +381,8 @@ pub fn select(
             )
         }
     };
-    p.switched = reasoning == Some(SWITCHED);
+    p.start = Start::of(reasoning);
+    p.typing = Typing::Vllm;
     Ok(Some(Arc::new(p)))
 }
 

@@ -359,6 +359,14 @@ impl Template {
         })
     }
 
+    /// Whether some call's arguments are built when it closes (tag-form or dialect calls),
+    /// which the request's tool schemas type.
+    pub(crate) fn builds_arguments(&self) -> bool {
+        self.fields
+            .iter()
+            .any(|f| matches!(f.role, Role::Tools(Calls::Tags { .. } | Calls::Lax { .. })))
+    }
+
     /// Whether a field of this role exists.
     pub(crate) fn has(&self, reasoning: bool) -> bool {
         self.fields.iter().any(|f| match f.role {

@@ -9,25 +9,30 @@ use crate::parse::ToolRules;
 
 type Message = (String, String, Vec<(String, String)>);
 
-fn knobs() -> Knobs {
+fn knobs() -> Knobs<'static> {
     Knobs {
+        request: None,
+        typing: super::typed::Typing::Transformers,
         reasoning: true,
+        calls_end_reasoning: false,
+        reasoning_once: false,
         tools: true,
         rules: ToolRules {
             enabled: true,
             parallel: true,
             thinking: true,
             thinking_asked: true,
+            thinking_unless_off: true,
         },
     }
 }
 
-fn run(t: &Template, k: Knobs, prefix: &str, pieces: &[&str]) -> Message {
+fn run(t: &Template, k: Knobs<'_>, prefix: &str, pieces: &[&str]) -> Message {
     let mut state = TemplateState::default();
     let mut scratch = Delta::default();
     if let Some(end) = t.anchor.last_end(prefix) {
         state.feed(t, k, &prefix[end..], false, &mut scratch);
-        state.after_prompt();
+        state.after_prompt(t, false);
     }
     let mut all = Delta::default();
     for piece in pieces {
@@ -168,6 +173,72 @@ fn tag_calls_become_json_objects() {
         calls,
         [call("get_weather", r#"{"city": "Paris", "days": 3}"#)]
     );
+}
+
+/// As [`run`], with reasoning opened by the request before the prompt's text.
+fn run_thinking(t: &Template, k: Knobs<'_>, prefix: &str, pieces: &[&str]) -> Message {
+    let mut state = TemplateState::default();
+    let mut all = Delta::default();
+    state.open_reasoning(t, k);
+    if let Some(end) = t.anchor.last_end(prefix) {
+        state.feed(t, k, &prefix[end..], false, &mut Delta::default());
+        state.after_prompt(t, true);
+    }
+    for piece in pieces {
+        let mut d = Delta::default();
+        state.feed(t, k, piece, false, &mut d);
+        state = serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
+        all.append(d);
+    }
+    state.feed(t, k, "", true, &mut all);
+    all.into_parts()
+}
+
+#[test]
+fn reasoning_started_by_the_request_follows_the_prompt() {
+    let (_, t) = TemplateParser::builtin("qwen3_coder").unwrap();
+    let mut k = knobs();
+    k.calls_end_reasoning = true;
+    k.reasoning_once = true;
+    let head = "<|im_start|>assistant\n";
+    let m = run_thinking(&t, k, head, &["No markers", " at all."]);
+    assert_eq!((m.0.as_str(), m.1.as_str()), ("", "No markers at all."));
+    // A prompt that opened it: the output's own `<think>` is dropped.
+    let open = format!("{head}<think>\n");
+    let m = run_thinking(&t, k, &open, &["<thi", "nk>Plan.</think>Done."]);
+    assert_eq!((m.0.as_str(), m.1.as_str()), ("Done.", "Plan."));
+    // A prompt that closed it: content, and a later block is text.
+    let closed = format!("{head}<think>\n\n</think>\n\n");
+    let m = run_thinking(&t, k, &closed, &["<think>Plan.</think>Done."]);
+    assert_eq!(
+        (m.0.as_str(), m.1.as_str()),
+        ("<think>Plan.</think>Done.", "")
+    );
+    // A call's open ends reasoning and starts the call.
+    let tagged =
+        "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>";
+    let m = run_thinking(&t, k, head, &["Look.", tagged]);
+    assert_eq!((m.0.as_str(), m.1.as_str()), ("", "Look."));
+    assert_eq!(m.2, [call("f", r#"{"a": 1}"#)]);
+}
+
+#[test]
+fn tag_arguments_are_typed_by_the_request() {
+    let (_, t) = TemplateParser::builtin("glm45").unwrap();
+    let request = r#"{"tools": [{"type": "function", "function": {"name": "f", "parameters":
+        {"properties": {"zip": {"type": "string"}, "n": {"type": "integer"}}}}}]}"#;
+    let mut k = knobs();
+    k.request = Some(request);
+    k.typing = super::typed::Typing::Vllm;
+    let out = "<tool_call>f\n<arg_key> zip </arg_key>\n<arg_value>75001</arg_value>\n\
+               <arg_key>n</arg_key><arg_value>7</arg_value><arg_key>x</arg_key>\
+               <arg_value>8</arg_value></tool_call>";
+    let m = run(&t, k, "", &[out]);
+    assert_eq!(m.2, [call("f", r#"{"zip": "75001", "n": 7, "x": "8"}"#)]);
+    // transformers' rules after the json value parser: `75001` is read as a number first.
+    k.typing = super::typed::Typing::Transformers;
+    let m = run(&t, k, "", &[out]);
+    assert_eq!(m.2, [call("f", r#"{"zip": 75001, "n": 7, "x": 8}"#)]);
 }
 
 #[test]
