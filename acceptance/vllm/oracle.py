@@ -8,13 +8,17 @@ they can be measured again (for a newer vLLM, say). It needs the acceptance virt
         acceptance/vllm/oracle.py CASES.json > ANSWERS.json
 
 ``--parity`` instead of a file answers the cases of ``tests/vllm_parity_cases.py``.
-``CASES.json`` is a list of ``{"name", "fixture", "path", "body"}`` (``generation_eos`` too,
-optionally: the ``eos_token_id`` list of the model's generation config) and the answer a map from
-name to ``{"status", "body"}``. Each body goes through vLLM's real route (its FastAPI router
-``vllm.entrypoints.scale_out.derender.api_router``, its exception handlers, ``ServingDerender``
-and ``OnlineDerenderer``), so the answer is what vLLM's server sends; only the renderer (which
-derender asks for its tokenizer and EOS id) and the model config (``max_model_len`` 2048,
-``max_logprobs`` 20, the generation config) are stand-ins.
+``CASES.json`` is a list of ``{"name", "fixture", "path", "body"}`` (optionally also
+``generation_eos``, the ``eos_token_id`` list of the model's generation config;
+``reasoning_parser`` and ``tool_parser``, vLLM's ``--reasoning-parser`` and ``--tool-call-parser``,
+with ``--enable-auto-tool-choice``; ``model_type``, the model config's, ``"gpt_oss"`` for Harmony),
+or ``{"name", ..., "steps": [body, ...]}`` for a stream, each step sent with the state the one
+before it returned. The answer is a map from name to ``{"status", "body"}`` (or ``{"steps"}``).
+``fixture`` may be a derived fixture (``fixtures.DERIVED``). Each body goes through vLLM's real
+route (its FastAPI router ``vllm.entrypoints.scale_out.derender.api_router``, its exception
+handlers, ``ServingDerender`` and ``OnlineDerenderer``), so the answer is what vLLM's server sends;
+only the renderer (which derender asks for its tokenizer and EOS id) and the model config
+(``max_model_len`` 2048, ``max_logprobs`` 20, the generation config) are stand-ins.
 """
 
 from __future__ import annotations
@@ -48,7 +52,17 @@ MAX_MODEL_LEN = 2048
 MAX_LOGPROBS = 20
 
 
-def client(fixture: str, generation_eos: list[int] | None) -> TestClient:
+#: The case keys that choose the server a case is sent to.
+SERVER_KEYS = ("fixture", "generation_eos", "reasoning_parser", "tool_parser", "model_type")
+
+
+def client(
+    fixture: str,
+    generation_eos: list[int] | None,
+    reasoning_parser: str | None = None,
+    tool_parser: str | None = None,
+    model_type: str | None = None,
+) -> TestClient:
     tokenizer = get_tokenizer(str(fixtures.model_dir(fixture)))
     renderer = MagicMock()
     renderer.get_tokenizer.return_value = tokenizer
@@ -57,7 +71,7 @@ def client(fixture: str, generation_eos: list[int] | None) -> TestClient:
     renderer._executor = None
     config = MagicMock()
     config.model = MODEL
-    config.hf_config.model_type = "llama"
+    config.hf_config.model_type = model_type or "llama"
     config.max_model_len = MAX_MODEL_LEN
     config.max_logprobs = MAX_LOGPROBS
     generation = {} if generation_eos is None else {"eos_token_id": generation_eos}
@@ -68,6 +82,9 @@ def client(fixture: str, generation_eos: list[int] | None) -> TestClient:
         request_logger=None,
         chat_template=None,
         chat_template_content_format="string",
+        enable_auto_tools=tool_parser is not None,
+        tool_parser=tool_parser,
+        reasoning_parser=reasoning_parser,
     )
     models = MagicMock()
     models.model_config = config
@@ -91,16 +108,19 @@ def _body(response: Any) -> Any:
 
 
 def answer(cases: list[dict[str, Any]]) -> dict[str, Any]:
-    clients: dict[tuple[str, str], TestClient] = {}
+    clients: dict[str, TestClient] = {}
+
+    def key_of(case: dict[str, Any]) -> str:
+        return json.dumps([case.get(k) for k in SERVER_KEYS])
+
     for case in cases:
-        eos = case.get("generation_eos")
-        key = (case["fixture"], json.dumps(eos))
+        key = key_of(case)
         if key not in clients:
-            clients[key] = client(case["fixture"], eos)
+            clients[key] = client(*(case.get(k) for k in SERVER_KEYS))
     tokstream_standins.seal()
     out: dict[str, Any] = {}
     for case in cases:
-        key = (case["fixture"], json.dumps(case.get("generation_eos")))
+        key = key_of(case)
         if "steps" not in case:
             response = clients[key].post(case["path"], json=case["body"])
             out[case["name"]] = {"status": response.status_code, "body": _body(response)}
