@@ -91,7 +91,7 @@ CASES = [
         Message("", "", (*PARIS, ("search", '{"query": "} ; {"}'))),
     ),
     # vLLM 0.33.0 (parser/mistral.py, pre-v11 tokenizer): whole, the call and content None;
-    # streamed, the call and content "\nI have called the tool.".
+    # streamed, the call and content "\nI have called the tool.", the answer here.
     Case(
         "mistral-text-after-the-calls",
         "mistral-7b-instruct-v0.3",
@@ -99,10 +99,11 @@ CASES = [
         "mistral",
         MISTRAL_PROMPT,
         '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}]' + TAIL,
-        Message("I have called the tool.", "", PARIS),
+        Message(TAIL, "", PARIS),
     ),
     # vLLM 0.33.0 (parser/mistral.py, `_extract_args_json`) keeps the first JSON value of the
-    # arguments and drops the text after it.
+    # arguments and drops the text after it (streamed, it sends that text as arguments); here it
+    # is content, as written.
     Case(
         "mistral_v11-text-after-the-call",
         "mistral-nemo-tekken",
@@ -110,7 +111,7 @@ CASES = [
         "mistral_v11",
         MISTRAL_PROMPT,
         '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}' + TAIL,
-        Message("I have called the tool.", "", PARIS),
+        Message(TAIL, "", PARIS),
     ),
     # vLLM 0.33.0 (reasoning/deepseek_v3_reasoning_parser.py): without thinking, the
     # identity parser: the whole text is content.
@@ -134,8 +135,7 @@ CASES = [
         Message("<think>\nPlan.\n</think>\n\nSunny.", "", ()),
         kwargs={"thinking": False, "enable_thinking": 0},
     ),
-    # With thinking, DeepSeek-R1's parser: vLLM answers reasoning "\nPlan.\n" and content
-    # "\n\nSunny." (whitespace kept; the template strips it).
+    # With thinking, DeepSeek-R1's parser, which keeps whitespace.
     Case(
         "deepseek_v3-thinking",
         "deepseek-r1",
@@ -143,7 +143,7 @@ CASES = [
         "deepseek_v3",
         DS_PROMPT,
         "<think>\nPlan.\n</think>\n\nSunny.",
-        Message("Sunny.", "Plan.", ()),
+        Message("\n\nSunny.", "\nPlan.\n", ()),
         kwargs={"thinking": True},
     ),
     Case(

@@ -25,9 +25,11 @@ __all__ = [
     "MAX_TOP_LOGPROBS",
     "MAX_WINDOW",
     "PARSER_STATES",
+    "REASONING_NAMES",
     "REASONING_PARSERS",
     "STATE_KEYS",
     "TEMPLATES",
+    "TOOL_NAMES",
     "TOOL_PARSERS",
     "VLLM_STATE_KEYS",
     "Derenderer",
@@ -62,6 +64,10 @@ LINGER_BYTES: int
 REASONING_PARSERS: tuple[str, ...]
 TOOL_PARSERS: tuple[str, ...]
 TEMPLATES: tuple[str, ...]
+REASONING_NAMES: tuple[str, ...]
+"""Every name ``reasoning_parser`` accepts: vLLM's names, the built-in templates', ``"auto"``."""
+TOOL_NAMES: tuple[str, ...]
+"""Every name ``tool_parser`` accepts: vLLM's names, the built-in templates', ``"auto"``."""
 PARSER_STATES: tuple[str, ...]
 STATE_KEYS: tuple[str, ...]
 VLLM_STATE_KEYS: tuple[str, ...]

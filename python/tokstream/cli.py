@@ -15,7 +15,7 @@ from typing import Any
 
 from . import Detokenizer, __version__, _core
 from .config import ModelConfig, resolve
-from .derender import AUTO, DEFAULT_PARSER_STATE
+from .derender import DEFAULT_PARSER_STATE
 from .errors import TokstreamError
 
 DEFAULT_MODEL_NAME = "deepseek-r1"
@@ -327,17 +327,19 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds requests in flight at SIGTERM have to finish, then they get 503 and the "
         "process exits (default: %(default)s)",
     )
-    templates = [*_core.TEMPLATES, AUTO]
     serve.add_argument(
         "--reasoning-parser",
-        choices=[*_core.REASONING_PARSERS, *templates],
-        help="parse reasoning in chat: a built-in parser, a built-in response template, or "
+        choices=_core.REASONING_NAMES,
+        metavar="NAME",
+        help="parse reasoning in chat: one of vLLM's reasoning parser names (%(choices)s), or "
         "auto (the --response-template, else the checkpoint's)",
     )
     serve.add_argument(
         "--tool-call-parser",
-        choices=[*_core.TOOL_PARSERS, *templates],
-        help="parse tool calls in chat (names as for --reasoning-parser)",
+        choices=_core.TOOL_NAMES,
+        metavar="NAME",
+        help="parse tool calls in chat: one of vLLM's tool-call parser names (%(choices)s), or "
+        "auto",
     )
     serve.add_argument(
         "--response-template",

@@ -311,12 +311,12 @@ def oracle(template: str, text: str, prefix: str) -> tuple[str, str, list[tuple[
 REQUEST = chat_request()
 
 
-#: Templates whose name, as a reasoning parser, parses otherwise than the template as written,
-#: as vLLM's reasoning parser of the name does: the output starts in reasoning where thinking is
-#: on (``deepseek_v3``: only where the request switches it on), and reasoning ends once. Their
-#: derenderers here are given the template itself.
-AS_WRITTEN = {"deepseek_v3", "qwen3_template", "qwen3_coder", "deepseek_r1_template", "glm45",
-              "kimi_k2"}  # fmt: skip
+#: Templates whose name parses otherwise than the template as written, as vLLM's parser of the
+#: name does: the output starts in reasoning where thinking is on (``deepseek_v3``: only where
+#: the request switches it on), reasoning ends once, and text keeps its whitespace as vLLM's
+#: parser keeps it. Their derenderers here are given the template itself.
+AS_WRITTEN = {"deepseek_v3", "deepseek_v31", "qwen3_template", "qwen3_coder",
+              "deepseek_r1_template", "glm45", "kimi_k2", "mistral", "mistral_v11"}  # fmt: skip
 
 
 @functools.cache

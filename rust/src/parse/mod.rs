@@ -32,8 +32,8 @@ mod think;
 pub use delta::{CallDelta, Delta, ToolRules};
 pub use markers::{Parsers, REASONING_PARSERS, Reasoning, TOOL_PARSERS};
 pub use template::{
-    AUTO, TEMPLATE_NAME, TEMPLATES, Template, TemplateParser, TemplateState, builtin_json,
-    select as select_parser,
+    AUTO, Kind, TEMPLATE_NAME, TEMPLATES, Template, TemplateParser, TemplateState, accepted_names,
+    builtin_json, select as select_parser,
 };
 pub use think::ParseState;
 

@@ -136,6 +136,12 @@ mod _core {
             PyTuple::new(py, crate::parse::TOOL_PARSERS)?,
         )?;
         m.add("TEMPLATES", PyTuple::new(py, crate::parse::TEMPLATES)?)?;
+        use crate::parse::{Kind, accepted_names};
+        m.add(
+            "REASONING_NAMES",
+            PyTuple::new(py, accepted_names(Kind::Reasoning))?,
+        )?;
+        m.add("TOOL_NAMES", PyTuple::new(py, accepted_names(Kind::Tool))?)?;
         m.add(
             "PARSER_STATES",
             PyTuple::new(py, crate::wire::PARSER_STATES)?,

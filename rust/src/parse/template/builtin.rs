@@ -11,7 +11,7 @@ use super::spec::Template;
 const QWEN3: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
-    "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
     "tool_calls": {
       "open": "<tool_call>", "close_pattern": "</tool_call>\\s*", "repeats": true,
       "content": "json", "transform": {"type": "function", "function": "{content}"}
@@ -24,7 +24,7 @@ const QWEN3: &str = r##"{
 const QWEN3_CODER: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
-    "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
     "tool_calls": {
       "open_pattern": "<tool_call>\\s*<function=(?P<name>[^\\n>]+)>",
       "close_pattern": "</tool_call>\\s*", "repeats": true,
@@ -43,7 +43,7 @@ const QWEN3_CODER: &str = r##"{
 const DEEPSEEK_R1: &str = r##"{
   "start_anchor": "<｜Assistant｜>",
   "fields": {
-    "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
     "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}
   }
 }"##;
@@ -52,7 +52,7 @@ const DEEPSEEK_R1: &str = r##"{
 const DEEPSEEK_V3: &str = r##"{
   "start_anchor": "<｜Assistant｜>",
   "fields": {
-    "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
     "tool_calls": {
       "open_pattern": "(?:<｜tool▁calls▁begin｜>\\s*)?<｜tool▁call▁begin｜>(?:function)?<｜tool▁sep｜>(?P<name>[^\\n<]+)\\n```(?:json)?\\n",
       "close_pattern": "\\n?```\\s*<｜tool▁call▁end｜>\\s*(?:<｜tool▁calls▁end｜>\\s*)?",
@@ -67,7 +67,7 @@ const DEEPSEEK_V3: &str = r##"{
 const DEEPSEEK_V31: &str = r##"{
   "start_anchor": "<｜Assistant｜>",
   "fields": {
-    "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
     "tool_calls": {
       "open_pattern": "(?:<｜tool▁calls▁begin｜>\\s*)?<｜tool▁call▁begin｜>(?P<name>[^<]+?)<｜tool▁sep｜>",
       "close_pattern": "<｜tool▁call▁end｜>\\s*(?:<｜tool▁calls▁end｜>\\s*)?",
@@ -111,7 +111,7 @@ const MISTRAL: &str = r##"{
 const MISTRAL_V11: &str = r##"{
   "start_anchor": "[/INST]",
   "fields": {
-    "reasoning_content": {"open": "[THINK]", "close_pattern": "\\[/THINK\\]\\s*"},
+    "reasoning_content": {"open": "[THINK]", "close_pattern": "\\[/THINK\\]"},
     "tool_calls": {
       "open_pattern": "\\[TOOL_CALLS\\](?P<name>[^\\[]+?)(?:\\[CALL_ID\\][^\\[]*)?\\[ARGS\\]",
       "close_pattern": "(?=\\[TOOL_CALLS\\])", "repeats": true, "content": "json",
@@ -125,7 +125,7 @@ const MISTRAL_V11: &str = r##"{
 const GLM45: &str = r##"{
   "start_anchor": "<|assistant|>",
   "fields": {
-    "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
     "tool_calls": {
       "open_pattern": "<tool_call>(?P<name>[^\\s<]+)\\s*",
       "close_pattern": "</tool_call>\\s*", "repeats": true,
@@ -144,7 +144,7 @@ const GLM45: &str = r##"{
 const KIMI_K2: &str = r##"{
   "start_anchor": "<|im_assistant|>assistant<|im_middle|>",
   "fields": {
-    "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
     "tool_calls": {
       "open_pattern": "(?:<\\|tool_calls_section_begin\\|>\\s*)?<\\|tool_call_begin\\|>\\s*(?:functions\\.)?(?P<name>[^:<\\s]+)(?::\\d+)?\\s*<\\|tool_call_argument_begin\\|>",
       "close_pattern": "<\\|tool_call_end\\|>\\s*(?:<\\|tool_calls_section_end\\|>\\s*)?",
@@ -204,6 +204,23 @@ const JSON: [&str; 11] = [
     KIMI_K2,
     GPT_OSS,
 ];
+
+/// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
+/// its declarative engine parsers (`vllm/parser/engine/`): content as written (whitespace-only
+/// content before a call dropped), reasoning as written or (`Some(true)`, the engine's
+/// `strip_trailing_reasoning_whitespace`) without its trailing whitespace; and of the older
+/// parsers that keep text as written. `None`: the template's own `strip` (transformers' rule).
+/// Where vLLM's whole answer strips content that comes with calls, its stream cannot, and the
+/// stream's answer is the one given.
+pub(crate) fn vllm_space(name: &str) -> Option<bool> {
+    match name {
+        "qwen3_template" | "qwen3_coder" => Some(false),
+        // Older parsers that keep the text as written too.
+        "deepseek_r1_template" | "deepseek_v3" | "deepseek_v31" | "mistral" => Some(false),
+        "glm45" | "kimi_k2" | "mistral_v11" => Some(true),
+        _ => None,
+    }
+}
 
 /// A built-in template's JSON text.
 pub fn json(name: &str) -> Option<&'static str> {

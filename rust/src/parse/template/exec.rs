@@ -47,6 +47,25 @@ pub(crate) struct Knobs<'r> {
     pub request: Option<&'r str>,
     /// Whose rules type them.
     pub typing: Typing,
+    /// Under a vLLM parser's name, text keeps its whitespace as vLLM's parser keeps it, whatever
+    /// the fields' `strip` say: content as written, reasoning as written or (`Some(true)`)
+    /// without its trailing whitespace. `None`: the template's `strip`.
+    pub vllm_space: Option<bool>,
+}
+
+/// How a region's text is stripped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strip {
+    /// As Python's `strip()` strips the region's value.
+    Both,
+    /// Only trailing whitespace (it is held until more text follows, and dropped at the end).
+    Trailing,
+    /// Whitespace before the region's first other text is held: sent with that text, or when
+    /// the region ends, unless a call opens there (vLLM's engine parsers drop whitespace-only
+    /// content before a call).
+    Lead,
+    /// Not at all.
+    None,
 }
 
 impl Knobs<'_> {
@@ -255,6 +274,11 @@ impl TemplateState {
                         .current
                         .and_then(|c| t.fields.get(usize::from(c)))
                         .is_some_and(|f| matches!(f.role, Role::Reasoning));
+                let call = open
+                    && t.fields
+                        .get(field)
+                        .is_some_and(|f| matches!(f.role, Role::Tools(_)));
+                self.held_content_space(t, k, !call, out);
                 self.close(t, k, out);
                 if open {
                     let caps = t
@@ -275,6 +299,7 @@ impl TemplateState {
                     pos += n;
                     continue;
                 }
+                self.held_content_space(t, k, true, out);
                 self.close(t, k, out);
                 break;
             }
@@ -577,6 +602,21 @@ impl TemplateState {
     }
 
     /// Closes the open region (its close delimiter matched, or the output ended).
+    /// Sends (`keep`) or drops the whitespace a content region holds before its first text
+    /// ([`Strip::Lead`]), as the region ends.
+    fn held_content_space(&mut self, t: &Template, k: Knobs<'_>, keep: bool, out: &mut Delta) {
+        let content = self
+            .field_index(t)
+            .and_then(|i| t.fields.get(i))
+            .is_some_and(|f| matches!(f.role, Role::Content));
+        if content && k.vllm_space.is_some() && !self.texted && !self.space.is_empty() {
+            let space = std::mem::take(&mut self.space);
+            if keep {
+                out.content.push_str(&space);
+            }
+        }
+    }
+
     fn close(&mut self, t: &Template, k: Knobs<'_>, out: &mut Delta) {
         if self.opened {
             if let Some(Role::Tools(calls)) = self
@@ -652,34 +692,53 @@ impl TemplateState {
             }
             Role::Tools(Calls::Raw { .. }) | Role::Content | Role::Reasoning => {
                 let muted = !k.rules.parallel && self.calls > 1;
-                self.text(index, f.strip, &f.join, &f.role, muted, text, out);
+                let strip = match (k.vllm_space, &f.role) {
+                    (Some(_), Role::Content) => Strip::Lead,
+                    (Some(false), Role::Reasoning) => Strip::None,
+                    (Some(true), Role::Reasoning) => Strip::Trailing,
+                    _ if f.strip => Strip::Both,
+                    _ => Strip::None,
+                };
+                self.text(index, strip, &f.join, &f.role, muted, text, out);
             }
         }
     }
 
-    /// Text of a text-like region, stripped as its value is (leading whitespace dropped,
+    /// Text of a text-like region, stripped as `strip` says (leading whitespace dropped,
     /// trailing whitespace held until more text follows).
     #[allow(clippy::too_many_arguments)]
     fn text(
         &mut self,
         index: usize,
-        strip: bool,
+        strip: Strip,
         join: &str,
         role: &Role,
         muted: bool,
         text: &str,
         out: &mut Delta,
     ) {
-        let (body, trailing) = if strip {
-            let body = if self.texted {
-                text
-            } else {
-                text.trim_start_matches(py_space)
-            };
-            let kept = body.trim_end_matches(py_space);
-            (kept, body.get(kept.len()..).unwrap_or_default())
-        } else {
-            (text, "")
+        let (body, trailing) = match strip {
+            Strip::None => (text, ""),
+            Strip::Lead if self.texted => (text, ""),
+            Strip::Lead => {
+                let kept = text.trim_start_matches(py_space);
+                let lead = text.get(..text.len() - kept.len()).unwrap_or_default();
+                if kept.is_empty() {
+                    (kept, lead)
+                } else {
+                    self.space.push_str(lead);
+                    (kept, "")
+                }
+            }
+            Strip::Both | Strip::Trailing => {
+                let body = if self.texted || strip == Strip::Trailing {
+                    text
+                } else {
+                    text.trim_start_matches(py_space)
+                };
+                let kept = body.trim_end_matches(py_space);
+                (kept, body.get(kept.len()..).unwrap_or_default())
+            }
         };
         if !body.is_empty() {
             let bit = 1u32 << (index % 32);
@@ -702,7 +761,8 @@ impl TemplateState {
                 Role::Other => {}
             }
         }
-        if self.texted && !trailing.is_empty() {
+        let holds = self.texted || matches!(strip, Strip::Trailing | Strip::Lead);
+        if holds && !trailing.is_empty() {
             if self.space.len() + trailing.len() > MAX_SPACE {
                 let flush = std::mem::take(&mut self.space) + trailing;
                 match role {

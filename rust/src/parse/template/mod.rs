@@ -65,21 +65,21 @@ mod builtin;
 mod delim;
 mod exec;
 mod lax;
+mod names;
 mod spec;
 mod typed;
 
 use std::sync::Arc;
 
 pub use builtin::{TEMPLATES, json as builtin_json};
+pub use names::{Kind, accepted as accepted_names};
 
 pub use exec::TemplateState;
 pub use spec::Template;
 
 use self::exec::Knobs;
 use self::typed::Typing;
-use super::{
-    ChatParser, Context, Delta, ParseError, ParseState, REASONING_PARSERS, Session, TOOL_PARSERS,
-};
+use super::{ChatParser, Context, Delta, ParseError, ParseState, Session};
 use crate::detokenizer::Detokenizer;
 
 /// How many of the prompt's last ids are decoded to find the start anchor.
@@ -98,6 +98,8 @@ pub struct TemplateParser {
     /// Whose rules type the arguments built when a call closes: vLLM's under a vLLM tool
     /// parser's name, else transformers'.
     typing: Typing,
+    /// How text keeps its whitespace under a vLLM parser's name ([`builtin::vllm_space`]).
+    vllm_space: Option<bool>,
     det: Arc<Detokenizer>,
 }
 
@@ -122,6 +124,9 @@ enum Start {
     /// `deepseek_v3`: on only where the request switches thinking on
     /// ([`super::ToolRules::thinking_asked`]).
     Asked,
+    /// `holo2`: `deepseek_v3`'s reasoning, on unless the request switches thinking off
+    /// ([`super::ToolRules::thinking_unless_off`]).
+    AskedUnlessOff,
 }
 
 impl Start {
@@ -132,6 +137,7 @@ impl Start {
             Some("deepseek_r1" | "deepseek_r1_template") => Start::DeepSeekR1,
             Some("glm45" | "kimi_k2") => Start::UnlessOff,
             Some("deepseek_v3") => Start::Asked,
+            Some("holo2") => Start::AskedUnlessOff,
             _ => Start::AsWritten,
         }
     }
@@ -141,7 +147,7 @@ impl Start {
         match self {
             Start::AsWritten | Start::DeepSeekR1 => true,
             Start::Qwen3 => rules.thinking,
-            Start::UnlessOff => rules.thinking_unless_off,
+            Start::UnlessOff | Start::AskedUnlessOff => rules.thinking_unless_off,
             Start::Asked => rules.thinking_asked,
         }
     }
@@ -164,6 +170,7 @@ impl TemplateParser {
             names: [name; 2],
             start: Start::AsWritten,
             typing: Typing::Transformers,
+            vllm_space: None,
             det,
         }
     }
@@ -182,6 +189,7 @@ impl TemplateParser {
             rules: cx.rules,
             request: cx.request,
             typing: self.typing,
+            vllm_space: self.vllm_space,
         }
     }
 
@@ -272,54 +280,33 @@ pub const TEMPLATE_NAME: &str = "response_template";
 /// The parser name that stands for the template given (the checkpoint's, or a file).
 pub const AUTO: &str = "auto";
 
-/// The names a parser of each kind may go by, quoted and listed.
-fn known(hand_written: &[&str]) -> String {
-    let quoted: Vec<String> = hand_written
-        .iter()
-        .chain(TEMPLATES.iter())
-        .chain([AUTO].iter())
-        .map(|n| format!("{n:?}"))
-        .collect();
-    quoted.join(", ")
-}
-
-/// Every name given is one of its kind: a hand-written parser of that kind, a built-in
-/// template, or [`AUTO`].
-fn check_names(reasoning: Option<&str>, tool: Option<&str>) -> Result<(), String> {
-    let kinds = [
-        ("reasoning", reasoning, &REASONING_PARSERS[..]),
-        ("tool", tool, &TOOL_PARSERS[..]),
-    ];
-    for (kind, name, hand_written) in kinds {
-        if let Some(name) = name
-            && !(hand_written.contains(&name) || TEMPLATES.contains(&name) || name == AUTO)
-        {
-            return Err(format!(
-                "unknown {kind} parser {name:?}; known: {}",
-                known(hand_written)
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// The chat parser that parser names and a template ask for (`Ok(None)`: none).
 ///
-/// Each name must be one of its kind ([`REASONING_PARSERS`] or [`TOOL_PARSERS`], a built-in
-/// template, or `"auto"`). With `template` (JSON), each name must be `"auto"` or absent: a
+/// Each name must be one of its kind ([`names::accepted`]: a hand-written parser's, a built-in
+/// template's, an alias of vLLM's ([`ALIASES`], which stands for the name it maps to), or
+/// `"auto"`); a name [`REFUSED`] lists is refused with its reason. With `template` (JSON), each name must be `"auto"` or absent: a
 /// named part is on (both when neither is named). Without, a built-in template's name in
 /// either place selects it (a hand-written parser's name in the other place turns that part of
 /// it on), and the hand-written names alone select those parsers. Two built-in templates of
 /// one chat format (one start anchor) parse together: reasoning and content as the one named
 /// for reasoning says, tool calls as the one named for tools says. Reasoning starts as the
 /// reasoning parser's name says (`Start`), and built arguments are typed by vLLM's rules.
-pub fn select(
+pub fn select<'a>(
     det: &Arc<Detokenizer>,
-    reasoning: Option<&str>,
-    tool: Option<&str>,
+    reasoning: Option<&'a str>,
+    tool: Option<&'a str>,
     template: Option<&str>,
 ) -> Result<Option<Arc<dyn ChatParser>>, String> {
-    check_names(reasoning, tool)?;
+    let given = reasoning;
+    let resolved = |kind, name: Option<&'a str>| match name {
+        Some(n) => names::resolve(det, kind, n),
+        None => Ok(None),
+    };
+    let (r, t) = (
+        resolved(Kind::Reasoning, reasoning)?,
+        resolved(Kind::Tool, tool)?,
+    );
+    let (reasoning, tool) = (r.map(|(n, _)| n), t.map(|(n, _)| n));
     if let Some(json) = template {
         if let Some(bad) = [reasoning, tool].into_iter().flatten().find(|&n| n != AUTO) {
             return Err(format!(
@@ -368,20 +355,33 @@ pub fn select(
             let t = Template::from_json(&json)?;
             let mut p = TemplateParser::new(Arc::clone(det), t, ra, true, true);
             p.names = [ra, tb];
+            p.vllm_space = builtin::vllm_space(ra);
             p
         }
         [name, ..] => {
             let (name, t) = compiled(name)?;
-            TemplateParser::new(
+            let mut p = TemplateParser::new(
                 Arc::clone(det),
                 t,
                 name,
                 reasoning.is_some(),
                 tool.is_some(),
-            )
+            );
+            p.vllm_space = builtin::vllm_space(name);
+            p
         }
     };
-    p.start = Start::of(reasoning);
+    p.start = match Start::of(given) {
+        Start::AsWritten => Start::of(reasoning),
+        start => start,
+    };
+    for (slot, alias) in [r, t].into_iter().enumerate() {
+        if let Some((_, Some(name))) = alias
+            && let Some(n) = p.names.get_mut(slot)
+        {
+            *n = name;
+        }
+    }
     p.typing = Typing::Vllm;
     Ok(Some(Arc::new(p)))
 }

@@ -13,6 +13,7 @@ fn knobs() -> Knobs<'static> {
     Knobs {
         request: None,
         typing: super::typed::Typing::Transformers,
+        vllm_space: None,
         reasoning: true,
         calls_end_reasoning: false,
         reasoning_once: false,

@@ -1,0 +1,114 @@
+//! The parser names accepted, by kind: the hand-written parsers', the built-in templates', the
+//! vLLM names another name's parser serves ([`ALIASES`]), and `"auto"`; and the vLLM names that
+//! are refused with their reason ([`REFUSED`]).
+
+use super::{AUTO, TEMPLATES};
+use crate::detokenizer::Detokenizer;
+use crate::parse::{REASONING_PARSERS, TOOL_PARSERS};
+
+/// Which option a parser name is given to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `reasoning_parser`, `--reasoning-parser`.
+    Reasoning,
+    /// `tool_parser`, `--tool-call-parser`.
+    Tool,
+}
+
+impl Kind {
+    fn word(self) -> &'static str {
+        match self {
+            Kind::Reasoning => "reasoning",
+            Kind::Tool => "tool",
+        }
+    }
+
+    fn hand_written(self) -> &'static [&'static str] {
+        match self {
+            Kind::Reasoning => &REASONING_PARSERS,
+            Kind::Tool => &TOOL_PARSERS,
+        }
+    }
+}
+
+/// vLLM 0.33.0's names that another name's parser serves here, as vLLM's registries map them
+/// to one class (`glm47` and `glm45`, `qwen3_json` and `hermes`, ...): `(kind, vLLM's name,
+/// the name that serves it)`; `None` for the kind means both. `mistral` is not here: which
+/// template serves it depends on the vocabulary ([`resolve`]).
+pub const ALIASES: [(Option<Kind>, &str, &str); 9] = [
+    (Some(Kind::Tool), "openai", "gpt_oss"),
+    (Some(Kind::Reasoning), "openai_gptoss", "gpt_oss"),
+    (None, "glm47", "glm45"),
+    (Some(Kind::Tool), "llama4_json", "llama3_json"),
+    (Some(Kind::Tool), "qwen3_json", "hermes"),
+    (Some(Kind::Tool), "qwen3_xml", "qwen3_coder"),
+    (None, "hf", AUTO),
+    // DeepSeek-V3's reasoning with thinking on unless the request switches it off.
+    (Some(Kind::Reasoning), "holo2", "deepseek_v3"),
+    (Some(Kind::Reasoning), "step5", "deepseek_r1"),
+];
+
+/// vLLM 0.33.0's names that are not served, with the reason: `(kind, name, why)`.
+pub const REFUSED: [(Option<Kind>, &str, &str); 0] = [];
+
+/// Every name accepted for `kind`, in the order `serve --help` lists them.
+pub fn accepted(kind: Kind) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = kind.hand_written().to_vec();
+    out.extend(TEMPLATES);
+    out.extend(
+        ALIASES
+            .iter()
+            .filter(|(k, _, _)| k.is_none_or(|k| k == kind))
+            .map(|&(_, name, _)| name),
+    );
+    out.push(AUTO);
+    out
+}
+
+/// The name given, checked: the name whose parser serves it here, and (for an alias) vLLM's
+/// name as a `'static` string to report. `mistral` is `mistral_v11` where the vocabulary has
+/// its v11 marker (`[ARGS]` for tool calls, `[THINK]` for reasoning), as vLLM picks the format
+/// from the tokenizer; a reasoning `mistral` on a vocabulary without `[THINK]` parses no
+/// reasoning (`Ok(None)`).
+pub fn resolve<'n>(
+    det: &Detokenizer,
+    kind: Kind,
+    name: &'n str,
+) -> Result<Option<(&'n str, Option<&'static str>)>, String> {
+    if let Some(&(_, alias, target)) = ALIASES
+        .iter()
+        .find(|(k, n, _)| *n == name && k.is_none_or(|k| k == kind))
+    {
+        return Ok(Some((target, Some(alias))));
+    }
+    if name == "mistral" {
+        let special = |marker: &str| {
+            det.token_to_id(marker)
+                .is_some_and(|id| det.decode(&[id], false).is_ok_and(|t| t == marker))
+        };
+        return Ok(match kind {
+            Kind::Tool if special("[ARGS]") => Some(("mistral_v11", Some("mistral"))),
+            Kind::Tool => Some(("mistral", None)),
+            Kind::Reasoning if special("[THINK]") => Some(("mistral_v11", Some("mistral"))),
+            Kind::Reasoning => None,
+        });
+    }
+    if kind.hand_written().contains(&name) || TEMPLATES.contains(&name) || name == AUTO {
+        return Ok(Some((name, None)));
+    }
+    if let Some((_, _, why)) = REFUSED
+        .iter()
+        .find(|(k, n, _)| *n == name && k.is_none_or(|k| k == kind))
+    {
+        return Err(format!(
+            "the {} parser {name:?} is not served: {why}",
+            kind.word()
+        ));
+    }
+    let quoted: Vec<String> = accepted(kind).iter().map(|n| format!("{n:?}")).collect();
+    Err(format!(
+        "unknown {} parser {name:?}; known: {}",
+        kind.word(),
+        quoted.join(", ")
+    ))
+}
