@@ -7,6 +7,12 @@
   (``deepseek_r1``). Each gives the answers of the name it stands for, whole and streamed.
 - reasoning ``holo2`` is ``deepseek_v3``'s reasoning with thinking on unless the request
   switches it off (``DeepSeekV3ReasoningWithThinkingParser``).
+- gpt-oss (``gpt_oss``, vLLM's ``openai`` and ``openai_gptoss``): a ``commentary`` message
+  without a recipient (a preamble before a call) is content, and messages of one kind are
+  joined by a newline, as ``vllm/parser/harmony.py`` gives them. vLLM parses harmony with
+  ``openai_harmony`` over the o200k_harmony vocabulary, which cannot be shipped; these expected
+  messages are read from that source (its ``parse``), on a derived fixture with the harmony
+  markers as special tokens.
 - ``mistral`` follows the vocabulary, as vLLM's ``vllm/parser/mistral.py`` does: tool calls are
   ``[TOOL_CALLS]NAME[ARGS]{...}`` where ``[ARGS]`` is a token, else the v0.3 JSON list;
   reasoning is ``[THINK]...[/THINK]`` where ``[THINK]`` is a token, else not parsed.
@@ -185,6 +191,41 @@ CASES = [
         '[THINK]Plan.[/THINK]Hi[TOOL_CALLS] [{"name": "get_weather", "arguments": '
         '{"city": "Paris"}}]',
         Message(" [THINK]Plan.[/THINK]Hi", "", (PARIS,)),
+    ),
+]
+
+HARMONY_PROMPT = "<|start|>user<|message|>Weather?<|end|><|start|>assistant"
+CASES += [
+    Case(
+        "gpt_oss-preamble-then-call",
+        "gpt-oss-derived",
+        "openai_gptoss",
+        "openai",
+        HARMONY_PROMPT,
+        "<|channel|>analysis<|message|>Plan.<|end|><|start|>assistant<|channel|>commentary"
+        "<|message|>Let me check the weather.<|end|><|start|>assistant<|channel|>commentary "
+        'to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+        Message("Let me check the weather.", "Plan.", (PARIS,)),
+    ),
+    Case(
+        "gpt_oss-two-analyses-and-final",
+        "gpt-oss-derived",
+        "openai_gptoss",
+        "openai",
+        HARMONY_PROMPT,
+        "<|channel|>analysis<|message|>Plan.<|end|><|start|>assistant<|channel|>analysis"
+        "<|message|>More.<|end|><|start|>assistant<|channel|>final<|message|>Sunny.<|return|>",
+        Message("Sunny.", "Plan.\nMore.", ()),
+    ),
+    Case(
+        "gpt_oss-preamble-and-final",
+        "gpt-oss-derived",
+        None,
+        "openai",
+        HARMONY_PROMPT,
+        "<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant<|channel|>final"
+        "<|message|>Sunny.<|return|>",
+        Message("Checking.\nSunny.", "", ()),
     ),
 ]
 

@@ -316,7 +316,8 @@ REQUEST = chat_request()
 #: the request switches it on), reasoning ends once, and text keeps its whitespace as vLLM's
 #: parser keeps it. Their derenderers here are given the template itself.
 AS_WRITTEN = {"deepseek_v3", "deepseek_v31", "qwen3_template", "qwen3_coder",
-              "deepseek_r1_template", "glm45", "kimi_k2", "mistral", "mistral_v11"}  # fmt: skip
+              "deepseek_r1_template", "glm45", "kimi_k2", "mistral", "mistral_v11",
+              "gpt_oss"}  # fmt: skip
 
 
 @functools.cache

@@ -155,17 +155,20 @@ const KIMI_K2: &str = r##"{
   }
 }"##;
 
-/// gpt-oss (harmony channels): `analysis` is reasoning, `final` content, a `commentary`
-/// message to `functions.NAME` a call; text outside a message is dropped.
+/// gpt-oss (harmony channels): `analysis` is reasoning, `final` and a `commentary` message
+/// without a recipient (a preamble) content, a `commentary` message to `functions.NAME` a
+/// call; messages of one kind are joined by a newline (as vLLM's `vllm/parser/harmony.py`
+/// joins them); text outside a message is dropped.
 const GPT_OSS: &str = r##"{
   "start_anchor": "<|start|>assistant",
   "fields": {
     "reasoning_content": {
-      "open": "<|channel|>analysis<|message|>",
+      "open": "<|channel|>analysis<|message|>", "repeats": true, "join": "\n",
       "close_pattern": "<\\|end\\|>\\s*(?:<\\|start\\|>assistant)?"
     },
     "content": {
-      "open": "<|channel|>final<|message|>",
+      "open": ["<|channel|>final<|message|>", "<|channel|>commentary<|message|>"],
+      "repeats": true, "join": "\n",
       "close_pattern": "(?:<\\|return\\|>|<\\|end\\|>)\\s*(?:<\\|start\\|>assistant)?"
     },
     "tool_calls": {
@@ -216,7 +219,9 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
     match name {
         "qwen3_template" | "qwen3_coder" => Some(false),
         // Older parsers that keep the text as written too.
-        "deepseek_r1_template" | "deepseek_v3" | "deepseek_v31" | "mistral" => Some(false),
+        "deepseek_r1_template" | "deepseek_v3" | "deepseek_v31" | "mistral" | "gpt_oss" => {
+            Some(false)
+        }
         "glm45" | "kimi_k2" | "mistral_v11" => Some(true),
         _ => None,
     }
