@@ -114,7 +114,6 @@ def error_bodies(state: dict[str, Any]) -> list[tuple[str, dict[str, Any] | byte
         ("no chat_request", {k: v for k, v in whole.items() if k != "chat_request"}),
         # A whole response takes both (vLLM's answer); a stream refuses both.
         ("no prompt", {**chunk, "prompt_token_ids": None}),
-        ("stop strings", {**chunk, "chat_request": chat_request(stop=["x"])}),
         ("empty ids", whole_body(case.prompt, [], chat_request(), "stop")),
         ("bad window", {**chunk, "stream_state": {**state, "read_offset": 10_000}}),
         ("bad chunk lens", {**chunk, "stream_state": {**state, "output_chunk_lens": [0]}}),
@@ -143,6 +142,12 @@ def test_user_and_built_in_parsers_refuse_the_same_bodies() -> None:
         assert_error(want_status, want, 400)
         assert_error(got_status, got, 400)
         assert got["error"]["param"] == want["error"]["param"], label
+    # A user parser replays its history, where stop strings are not applied (the built-in
+    # parsers apply them: test_parsers_stop.py).
+    stops = {**first, "chat_request": chat_request(stop=["x"])}
+    got_status, got = post(user, CHAT, stops)
+    assert_error(got_status, got, 400)
+    assert got["error"]["param"] == "chat_request.stop"
 
 
 def test_hostile_bytes_to_a_user_parser_get_answers() -> None:

@@ -350,13 +350,13 @@ pub(crate) fn required_prompt<'b>(
         })
 }
 
-/// Stop strings and parsers are not combined (yet).
+/// Stop strings are not applied in a stream whose parser replays its history.
 pub(crate) fn no_stop_strings(p: &Params<'_>) -> Res<()> {
     if p.stops.is_empty() {
         Ok(())
     } else {
         Err(WireError::bad_param(
-            "stop strings cannot be combined with a reasoning or tool parser",
+            "stop strings in a parsed stream need parser_state \"resumable\" and a built-in parser",
             "chat_request.stop",
         ))
     }

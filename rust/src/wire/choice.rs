@@ -39,8 +39,9 @@ pub(crate) struct Progress {
 pub(crate) enum Text<'s> {
     /// Out as text, cut at the request's stop strings.
     Plain(Progress),
-    /// Through a parser.
-    Parsed(Box<dyn Session + 's>),
+    /// Through a parser, after the request's stop strings cut it (the progress of that cut
+    /// carried between calls as a plain choice's is).
+    Parsed(Box<dyn Session + 's>, Progress),
 }
 
 fn decode_err(e: crate::Error) -> WireError {
@@ -195,21 +196,23 @@ fn plain_text<S: AsRef<str>>(
 }
 
 /// Feeds `ids` to the stream and the parser one token at a time; with `flush` the output ends
-/// here. `chunk` is the chunk's ids as sent (stop token included). With `stops` (a whole
-/// response's stop strings, and `min_tokens`) the text is cut at the first match before the
-/// parser sees it. Returns the chars decoded and the index of the stop string that matched.
+/// here. `chunk` is the chunk's ids as sent (stop token included). With `stops` (the request's
+/// stop strings, `min_tokens` and the progress carried from earlier calls) the text is cut at
+/// the first match before the parser sees it, and text that may begin a stop string is held
+/// back (in `progress`) until the next call decides it; a match ends the output there. Returns
+/// the chars fed and the index of the stop string that matched.
 pub(crate) fn parsed_text(
     stream: &mut Stream,
     ids: &[u32],
     chunk: &[u32],
     flush: bool,
-    stops: Option<(&StopStrings<'_, Cow<'_, str>>, u64)>,
+    stops: Option<(&StopStrings<'_, Cow<'_, str>>, u64, &mut Progress)>,
     session: &mut dyn Session,
     out: &mut Delta,
 ) -> Res<(u64, Option<usize>)> {
     let mut chars = 0;
     let mut matched = None;
-    match stops.filter(|(s, _)| !s.is_empty()) {
+    match stops.filter(|(s, _, _)| !s.is_empty()) {
         None => {
             for &id in ids {
                 let text = stream.step(&[id]).map_err(decode_err)?;
@@ -222,27 +225,33 @@ pub(crate) fn parsed_text(
                 session.feed(text, None, out);
             }
         }
-        Some((stops, min_tokens)) => {
+        Some((stops, min_tokens, progress)) => {
             // Decode first, cut as a plain choice is cut, then feed the parser the pieces up to
-            // the cut (a piece the cut splits is fed as text only: it is no whole marker).
-            let mut pieces: Vec<(String, Option<u32>)> = Vec::with_capacity(ids.len() + 1);
+            // the cut: first the text held back before (as text only), then this call's (a
+            // piece the cut splits is fed as text only: it is no whole marker).
+            let mut pieces: Vec<(String, Option<u32>)> = Vec::with_capacity(ids.len() + 2);
+            pieces.push((stops.held_text(progress.held.clone()), None));
             for &id in ids {
                 pieces.push((stream.step(&[id]).map_err(decode_err)?.to_owned(), Some(id)));
             }
             if flush {
                 pieces.push((stream.finish().map_err(decode_err)?.to_owned(), None));
             }
-            let (mut held, mut kept) = (Held::default(), String::new());
-            for (k, (text, id)) in pieces.iter().enumerate() {
-                let generated = if id.is_some() { k + 1 } else { ids.len() };
-                let check = generated as u64 > min_tokens;
-                if let StopStep::Matched { index } = stops.step(&mut held, text, check, &mut kept) {
+            let mut kept = String::new();
+            for (text, id) in pieces.iter().skip(1) {
+                if id.is_some() {
+                    progress.generated += 1;
+                }
+                let check = progress.generated > min_tokens;
+                let step = stops.step(&mut progress.held, text, check, &mut kept);
+                if let StopStep::Matched { index } = step {
                     matched = Some(index);
+                    progress.stopped = true;
                     break;
                 }
             }
-            if matched.is_none() {
-                stops.finish(&mut held, &mut kept);
+            if flush && matched.is_none() {
+                stops.finish(&mut progress.held, &mut kept);
             }
             let mut at = 0;
             for (text, id) in &pieces {
@@ -260,7 +269,9 @@ pub(crate) fn parsed_text(
             }
         }
     }
-    session.end_chunk(chunk, flush, out).map_err(parse_err)?;
+    session
+        .end_chunk(chunk, flush || matched.is_some(), out)
+        .map_err(parse_err)?;
     Ok((chars as u64, matched))
 }
 
@@ -335,7 +346,7 @@ pub(crate) fn derender<'a>(
             // `text_offset`), not for every whole response.
             (None, 0, matched)
         }
-        Text::Parsed(session) => {
+        Text::Parsed(session, progress) => {
             let mut delta = Delta::default();
             let stops = own.as_ref().unwrap_or(&p.stops);
             let (chars, matched) = parsed_text(
@@ -343,7 +354,7 @@ pub(crate) fn derender<'a>(
                 kept,
                 ids,
                 flush,
-                Some((stops, p.min_tokens)),
+                Some((stops, p.min_tokens, progress)),
                 &mut **session,
                 &mut delta,
             )?;

@@ -23,7 +23,7 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
     let resp = checks::stream_generate(body.generate_chunk.as_deref(), c.max_model_len)?;
     let parser = c.parser.as_deref().filter(|_| chat);
     let (p, ask) = checks::params(body, chat, parser.is_some())?;
-    if parser.is_some() {
+    if parser.is_some_and(|parser| c.replays(parser)) {
         checks::no_stop_strings(&p)?;
     }
     let prompt_tokens: Option<i64> = raw_as(body.prompt_tokens, "prompt_tokens")?;
@@ -53,12 +53,17 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
 
     let mut out = None;
     // A stream a stop string ended answers later chunks with no choice.
-    let ended = parser.is_none() && state.stopped;
+    let ended = state.stopped;
     if let (Some(choice), false) = (resp.choices.first(), ended) {
         let finish = choice.finish_reason.clone().flatten();
         let flush = finish.is_some();
         let ids = choice.token_ids.as_deref().unwrap_or_default();
         let replays = parser.is_some_and(|parser| c.replays(parser));
+        let progress = Progress {
+            held: Held::new(std::mem::take(&mut state.held_text)),
+            generated: state.generated_tokens,
+            stopped: false,
+        };
         let (mut stream, mut text) = match (parser, &ask) {
             (Some(parser), Some(ask)) => {
                 let mut cx = Context {
@@ -76,14 +81,14 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
                     let mut stream = Stream::new(&c.det, cx.prompt, false);
                     let mut session = parser.start(&cx).map_err(choice::parse_err)?;
                     choice::replay(&mut stream, &mut *session, &state)?;
-                    (stream, Text::Parsed(session))
+                    (stream, Text::Parsed(session, progress))
                 } else {
                     let stream = choice::resume(&c.det, &state, false)?;
                     let carried = state.parser.take().map(|p| p.0).unwrap_or_default();
                     let session = parser
                         .resume(carried, &cx)
                         .ok_or_else(|| WireError::internal("the parser cannot resume"))?;
-                    (stream, Text::Parsed(session))
+                    (stream, Text::Parsed(session, progress))
                 }
             }
             _ => {
@@ -92,11 +97,6 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
                 } else {
                     let prompt = request_ids.as_deref().or(resp.prompt_token_ids.as_deref());
                     Stream::new(&c.det, prompt.unwrap_or_default(), p.skip_special)
-                };
-                let progress = Progress {
-                    held: Held::new(std::mem::take(&mut state.held_text)),
-                    generated: state.generated_tokens,
-                    stopped: false,
                 };
                 (stream, Text::Plain(progress))
             }
@@ -114,7 +114,9 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
         )?;
         choice::write_back(&mut state, &stream);
         match text {
-            Text::Parsed(session) => {
+            Text::Parsed(session, progress) => {
+                state.held_text = p.stops.held_text(progress.held);
+                state.stopped = progress.stopped;
                 state.generated_tokens += ids.len() as u64;
                 let calls = o
                     .parsed

@@ -93,7 +93,13 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
                     whole: true,
                 };
                 let session = parser.start(&cx).map_err(choice::parse_err)?;
-                let mut o = derender(c, choice, prompt, &p, &mut Text::Parsed(session))?;
+                let mut o = derender(
+                    c,
+                    choice,
+                    prompt,
+                    &p,
+                    &mut Text::Parsed(session, Progress::default()),
+                )?;
                 let called = o
                     .parsed
                     .as_ref()
