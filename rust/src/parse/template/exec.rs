@@ -593,6 +593,14 @@ impl TemplateState {
                     .unwrap_or_default();
                 if !matches!(calls, Calls::Raw { .. }) && k.request.is_some() {
                     self.name.clone_from(&name);
+                } else if k.typing == Typing::Transformers && k.request.is_some() {
+                    // Raw JSON arguments are typed as `parse_response(..., tools=...)` types
+                    // them where the request declares the tool's properties: they are then
+                    // kept until the call closes.
+                    self.name.clone_from(&name);
+                    if self.schema(k).is_none() {
+                        self.name.clear();
+                    }
                 }
                 if k.rules.parallel || self.calls == 1 {
                     out.start_call(self.calls - 1, name);
@@ -601,7 +609,6 @@ impl TemplateState {
         }
     }
 
-    /// Closes the open region (its close delimiter matched, or the output ended).
     /// Sends (`keep`) or drops the whitespace a content region holds before its first text
     /// ([`Strip::Lead`]), as the region ends.
     fn held_content_space(&mut self, t: &Template, k: Knobs<'_>, keep: bool, out: &mut Delta) {
@@ -617,6 +624,7 @@ impl TemplateState {
         }
     }
 
+    /// Closes the open region (its close delimiter matched, or the output ended).
     fn close(&mut self, t: &Template, k: Knobs<'_>, out: &mut Delta) {
         if self.opened {
             if let Some(Role::Tools(calls)) = self
@@ -642,6 +650,18 @@ impl TemplateState {
                     }
                     Calls::Lax { dialect, .. } => {
                         let mut arguments = dialect.to_json(py_strip(&self.body));
+                        if let (Some(props), Some(Val::Dict(mut pairs))) =
+                            (self.schema(k), typed::loads(&arguments))
+                            && typed::type_args(k.typing, &mut pairs, &props)
+                        {
+                            arguments = typed::dump_args(&pairs);
+                        }
+                        if k.rules.parallel || self.calls == 1 {
+                            out.push_arguments(self.calls.saturating_sub(1), &arguments);
+                        }
+                    }
+                    Calls::Raw { .. } if !self.name.is_empty() => {
+                        let mut arguments = py_strip(&self.body).to_owned();
                         if let (Some(props), Some(Val::Dict(mut pairs))) =
                             (self.schema(k), typed::loads(&arguments))
                             && typed::type_args(k.typing, &mut pairs, &props)
@@ -686,9 +706,10 @@ impl TemplateState {
                 scan.feed(text, &mut sink);
             }
             Role::Tools(Calls::Tags { .. } | Calls::Lax { .. }) => {
-                let room = MAX_BODY.saturating_sub(self.body.len());
-                let take = floor_boundary(text, room.min(text.len()));
-                self.body.push_str(text.get(..take).unwrap_or_default());
+                self.keep_body(text);
+            }
+            Role::Tools(Calls::Raw { .. }) if !self.name.is_empty() => {
+                self.keep_body(text);
             }
             Role::Tools(Calls::Raw { .. }) | Role::Content | Role::Reasoning => {
                 let muted = !k.rules.parallel && self.calls > 1;
@@ -702,6 +723,13 @@ impl TemplateState {
                 self.text(index, strip, &f.join, &f.role, muted, text, out);
             }
         }
+    }
+
+    /// Keeps a built call's text, up to [`MAX_BODY`] bytes.
+    fn keep_body(&mut self, text: &str) {
+        let room = MAX_BODY.saturating_sub(self.body.len());
+        let take = floor_boundary(text, room.min(text.len()));
+        self.body.push_str(text.get(..take).unwrap_or_default());
     }
 
     /// Text of a text-like region, stripped as `strip` says (leading whitespace dropped,

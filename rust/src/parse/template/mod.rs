@@ -45,7 +45,9 @@
 //!   tool schema ([`typed`]): under a vLLM tool parser's name (`qwen3_coder`, `glm45`) as vLLM
 //!   types them (each value the tag's text, typed by the types its schema allows; no schema: a
 //!   string), otherwise as `parse_response(..., tools=...)` does (string values, after the
-//!   value parser, by the declared types). Raw JSON arguments are sent as written.
+//!   value parser, by the declared types). Raw JSON arguments are sent as written under a vLLM
+//!   name; otherwise, where the request declares the called tool's properties, they are typed
+//!   as `parse_response` types them and sent when the call closes.
 //! - Under a vLLM reasoning parser's name, reasoning starts as vLLM's parser of that name
 //!   starts it (`Start`): where thinking is on for the request (`qwen3` and the Qwen3
 //!   templates: unless `enable_thinking` is off; `glm45`, `kimi_k2`: unless `thinking` or
@@ -263,7 +265,9 @@ impl ChatParser for TemplateParser {
     }
 
     fn needs_request(&self) -> bool {
-        self.tools && self.template.builds_arguments()
+        self.tools
+            && (self.template.builds_arguments()
+                || (self.typing == Typing::Transformers && self.template.has_raw_arguments()))
     }
 
     fn reasoning_name(&self) -> Option<&'static str> {

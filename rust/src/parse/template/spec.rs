@@ -367,6 +367,14 @@ impl Template {
             .any(|f| matches!(f.role, Role::Tools(Calls::Tags { .. } | Calls::Lax { .. })))
     }
 
+    /// Whether some call's arguments are raw JSON after a named open delimiter (which
+    /// transformers' rules type by the request's tool schemas).
+    pub(crate) fn has_raw_arguments(&self) -> bool {
+        self.fields
+            .iter()
+            .any(|f| matches!(f.role, Role::Tools(Calls::Raw { .. })))
+    }
+
     /// Whether a field of this role exists.
     pub(crate) fn has(&self, reasoning: bool) -> bool {
         self.fields.iter().any(|f| match f.role {
