@@ -421,6 +421,25 @@ def test_byte_fallback_run_cut_by_length(run: Run, name: str, dangling: int) -> 
     assert "".join(d["content"] or "" for d in deltas) == expected
 
 
+# qwen3, a completion stream whose prompt ends inside U+1D518 and whose output completes it.
+# With logprobs the state's offset runs past the reported token strings, as vLLM 0.33.0's does.
+def test_completion_offset_past_a_character_the_prompt_began(run: Run) -> None:
+    first, second = (ok(a) for a in run("qwen3_completion_offset_mid_character_logprobs"))
+    assert first["stream_state"]["logprob_text_offset"] == 0
+    assert second["stream_state"]["logprob_text_offset"] == 6
+
+
+# Without logprobs the offset follows the text sent, which here holds the completed U+1D518 that
+# vLLM 0.33.0 loses ("Differences from vLLM"): 1 and 7, where vLLM's are 0 and 6.
+@tokstream_only
+def test_completion_offset_counts_the_completed_character(run: Run) -> None:
+    first, second = (ok(a) for a in run("qwen3_completion_offset_mid_character_text"))
+    texts = [a["chunk"]["choices"][0]["text"] for a in (first, second)]
+    assert texts == ["\U0001d518", " world"]
+    offsets = [a["stream_state"]["logprob_text_offset"] for a in (first, second)]
+    assert offsets == [1, 7]
+
+
 # Where vLLM 0.33.0 is wrong, tokstream stays exact (README, "Differences from vLLM"): each text
 # is decode(prompt + output) minus decode(prompt), with vLLM's answer beside it.
 @tokstream_only

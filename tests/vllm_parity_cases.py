@@ -445,6 +445,26 @@ def byte_cases() -> list[dict[str, Any]]:
             fixture="qwen3",
         )
     )
+    # qwen3: a completion stream whose prompt ends inside U+1D518, the output completing it,
+    # with logprobs (the offset follows the token strings) and without (it follows the text).
+    for lp in (0, None):
+        request = _completion_request() | ({} if lp is None else {"logprobs": lp})
+        steps = []
+        for n, ids in enumerate(([246], [1879])):
+            logprobs = None if lp is None else {"content": [_entry(i, -0.5, []) for i in ids]}
+            step = {
+                "stream": True,
+                "model": MODEL,
+                "generate_chunk": _chunk(ids, "length" if n else None, logprobs=logprobs),
+                "completion_request": request,
+            }
+            if n == 0:
+                step["prompt_token_ids"] = [9707, 124026]
+            steps.append(step)
+        name = "logprobs" if lp is not None else "text"
+        cases.append(
+            _stream(f"qwen3_completion_offset_mid_character_{name}", COMPLETION, steps, "qwen3")
+        )
     # qwen3: a generation cut by length after the first token of U+1D518.
     cases.append(
         _case(
