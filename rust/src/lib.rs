@@ -46,9 +46,10 @@ pub use engine::EngineKind;
 pub use error::{Error, Result};
 pub use logprobs::CONTEXT as LOGPROB_CONTEXT;
 pub use parse::{
-    AUTO, CallDelta, ChatParser, Context, Delta, ParseError, ParseState, Parsers,
-    REASONING_PARSERS, Reasoning, Session, TEMPLATE_NAME, TEMPLATES, TOOL_PARSERS, Template,
-    TemplateParser, TemplateState, ToolRules, builtin_json, select_parser,
+    AUTO, CallDelta, ChatParser, Context, Delta, Kind as ParserKind, ParseError, ParseState,
+    Parsers, REASONING_PARSERS, Reasoning, Session, TEMPLATE_NAME, TEMPLATES, TOOL_PARSERS,
+    Template, TemplateParser, TemplateState, ToolRules, accepted_names, builtin_json,
+    select_parser,
 };
 pub use stop::{StopStep, StopStrings};
 pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};
