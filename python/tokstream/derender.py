@@ -107,11 +107,12 @@ class Derenderer:
             a built-in response template (``TEMPLATES``), or ``"auto"`` for the response
             template given or, without one, the checkpoint's (``tokenizer_config.json``).
             Under vLLM's names a template's reasoning starts as vLLM's parser of the name starts
-            it: ``"qwen3"`` (also beside ``"qwen3_coder"``), ``"glm45"``, ``"kimi_k2"`` and
-            ``"deepseek_r1"`` start the output in reasoning where thinking is on (a prompt that
-            closed ``<think>`` starts it in content); ``"deepseek_v3"`` parses reasoning only
-            where the request switches thinking on (``chat_template_kwargs.thinking`` or
-            ``enable_thinking``).
+            it: ``"qwen3"`` (also beside ``"qwen3_coder"``), ``"glm45"``, ``"kimi_k2"``,
+            ``"ling3"``, ``"deepseek_r1"``, ``"ernie45"`` and ``"step3"`` start the output in
+            reasoning where thinking is on (a prompt that closed ``<think>`` starts it in
+            content); ``"granite"`` and ``"hunyuan_a13b"`` start it in content, reasoning where
+            the output opens it; ``"deepseek_v3"`` parses reasoning only where the request
+            switches thinking on (``chat_template_kwargs.thinking`` or ``enable_thinking``).
         tool_parser: A built-in tool-call parser for chat: ``"hermes"``, a built-in response
             template, or ``"auto"`` as for ``reasoning_parser``. Two built-in templates of one
             chat format (``"deepseek_v3"`` and ``"deepseek_v31"``) parse together: reasoning as

@@ -155,7 +155,8 @@ pub(crate) struct Sink<'a> {
 }
 
 impl<'a> Sink<'a> {
-    /// A template region's calls, their name and arguments under these keys.
+    /// A template region's calls, their name and arguments under these keys (an empty
+    /// `name_key`: each call object's one key is its name, its value the arguments).
     #[inline]
     pub(crate) fn keyed(
         calls: &'a mut u32,
@@ -427,7 +428,21 @@ impl Scan {
         }
         let key = self.key.as_str();
         let is_args = key == sink.args_key || (sink.args_key == "arguments" && key == "parameters");
-        self.part = if key == sink.name_key {
+        let is_name = key == sink.name_key;
+        // A call named by its key (`{"get_weather": {...}}`): the first key is the name.
+        let key_named = sink.name_key.is_empty();
+        if key_named && !self.sent && !self.has_arguments {
+            self.name.clone_from(&self.key);
+            self.send_name(sink);
+        }
+        self.part = if key_named {
+            if self.has_arguments {
+                Part::Other
+            } else {
+                self.has_arguments = true;
+                Part::Arguments
+            }
+        } else if is_name {
             Part::Name
         } else if is_args && !self.has_arguments {
             self.has_arguments = true;

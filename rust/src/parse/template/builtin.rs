@@ -179,8 +179,230 @@ const GPT_OSS: &str = r##"{
   }
 }"##;
 
+/// ERNIE-4.5: reasoning until `</think>` (the output starts in it), the answer optionally between
+/// `<response>` and `</response>` (dropped), and `<tool_call>` JSON calls.
+const ERNIE45: &str = r##"{
+  "start_anchor": "<|im_start|>assistant\n",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
+    "tool_calls": {
+      "open": "<tool_call>", "close_pattern": "</tool_call>\\s*", "repeats": true,
+      "content": "json", "transform": {"type": "function", "function": "{content}"}
+    },
+    "content": {"close": ["<response>", "</response>"]}
+  }
+}"##;
+
+/// Hunyuan-A13B: `<think>\n...\n</think>\n<answer>\n...\n</answer>` (plain text, not special
+/// tokens) and a `<tool_calls>[...]</tool_calls>` JSON list.
+const HUNYUAN_A13B: &str = r##"{
+  "start_anchor": "<|extra_0|>",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*(?:<answer>\\s*)?"},
+    "tool_calls": {
+      "open": "<tool_calls>", "close_pattern": "</tool_calls>\\s*", "content": "json",
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
+      "transform_each": true, "repeats": true
+    },
+    "content": {"close": ["<answer>", "</answer>"]}
+  }
+}"##;
+
+/// Granite 3.x: reasoning between the phrases "Here is my thought process:" and "Here is my
+/// response:" (or "Here's"), and a JSON list of calls after `<|tool_call|>` or `<tool_call>`.
+const GRANITE: &str = r##"{
+  "start_anchor": "<|start_of_role|>assistant<|end_of_role|>",
+  "fields": {
+    "reasoning_content": {
+      "open_pattern": "(?:Here's|Here is) my thought process:",
+      "close_pattern": "(?:Here's|Here is) my response:\\s*"
+    },
+    "tool_calls": {
+      "open": ["<|tool_call|>", "<tool_call>"], "content": "json", "repeats": true,
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
+      "transform_each": true
+    },
+    "content": {}
+  }
+}"##;
+
+/// Granite 4: `<tool_call>` JSON calls, as Qwen3's.
+const GRANITE4: &str = r##"{
+  "start_anchor": "<|start_of_role|>assistant<|end_of_role|>",
+  "fields": {
+    "tool_calls": {
+      "open": "<tool_call>", "close_pattern": "</tool_call>\\s*", "repeats": true,
+      "content": "json", "transform": {"type": "function", "function": "{content}"}
+    },
+    "content": {"close_pattern": "<\\|end_of_text\\|>\\s*"}
+  }
+}"##;
+
+/// Granite-20B-FunctionCalling: `<function_call>` before each call's JSON object, no close.
+const GRANITE_20B_FC: &str = r##"{
+  "start_anchor": "ASSISTANT:",
+  "fields": {
+    "tool_calls": {
+      "open": "<function_call>", "repeats": true,
+      "content": "json", "transform": {"type": "function", "function": "{content}"}
+    },
+    "content": {}
+  }
+}"##;
+
+/// Jamba: a JSON list of calls between `<tool_calls>` and `</tool_calls>`.
+const JAMBA: &str = r##"{
+  "start_anchor": "<|assistant|>",
+  "fields": {
+    "tool_calls": {
+      "open": "<tool_calls>", "close_pattern": "</tool_calls>\\s*", "content": "json",
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
+      "transform_each": true, "repeats": true
+    },
+    "content": {}
+  }
+}"##;
+
+/// Phi-4-mini: `functools[...]`, a JSON list of calls.
+const PHI4_MINI_JSON: &str = r##"{
+  "start_anchor": "<|assistant|>",
+  "fields": {
+    "tool_calls": {
+      "open": "functools", "content": "json", "repeats": true,
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
+      "transform_each": true
+    },
+    "content": {"close_pattern": "<\\|end\\|>\\s*"}
+  }
+}"##;
+
+/// InternLM2: `<|action_start|><|plugin|>` and a `{"name": ..., "parameters": ...}` object
+/// (or `"arguments"`), closed by `<|action_end|>`.
+const INTERNLM: &str = r##"{
+  "start_anchor": "<|im_start|>assistant\n",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "<\\|action_start\\|><\\|plugin\\|>\\s*\\{\\s*\"name\":\\s*\"(?P<name>[^\"]+)\",\\s*\"(?:parameters|arguments)\":\\s*",
+      "close_pattern": "\\s*<\\|action_end\\|>\\s*", "repeats": true, "content": "json",
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "content": {"close_pattern": "<\\|im_end\\|>\\s*"}
+  }
+}"##;
+
+/// LongCat-Flash: `<longcat_tool_call>` JSON calls, as Qwen3's.
+const LONGCAT: &str = r##"{
+  "start_anchor": "ASSISTANT:",
+  "fields": {
+    "tool_calls": {
+      "open": "<longcat_tool_call>", "close_pattern": "</longcat_tool_call>\\s*",
+      "repeats": true, "content": "json",
+      "transform": {"type": "function", "function": "{content}"}
+    },
+    "content": {}
+  }
+}"##;
+
+/// Ling 3: GLM-4.5's format (`<think>` reasoning, `<tool_call>NAME` with
+/// `<arg_key>`/`<arg_value>` pairs).
+const LING3: &str = r##"{
+  "start_anchor": "<role>ASSISTANT</role>",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
+    "tool_calls": {
+      "open_pattern": "<tool_call>(?P<name>[^\\s<]+)\\s*",
+      "close_pattern": "</tool_call>\\s*", "repeats": true,
+      "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<arg_key>\\s*(?P<key>[^<]*?)\\s*</arg_key>\\s*<arg_value>(?P<value>.*?)</arg_value>",
+        "value_parser": {"name": "json", "args": {"allow_non_json": true}}
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "content": {}
+  }
+}"##;
+
+/// GigaChat 3: the answer until `<|message_sep|>`, then one `{"name": ..., "arguments": ...}`
+/// object after `function call<|role_sep|>` (or `<|function_call|>`).
+const GIGACHAT3: &str = r##"{
+  "start_anchor": "assistant<|role_sep|>\n",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "(?:function call<\\|role_sep\\|>\\n|<\\|function_call\\|>)",
+      "repeats": true, "content": "json",
+      "transform": {"type": "function", "function": "{content}"}
+    },
+    "content": {"close_pattern": "<\\|message_sep\\|>\\s*"}
+  }
+}"##;
+
+/// Step3: reasoning until `</think>` (the output starts in it), and
+/// `<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="NAME">` calls with
+/// `<steptml:parameter name="KEY">VALUE</steptml:parameter>` arguments.
+const STEP3: &str = r##"{
+  "start_anchor": "<|BOT|>assistant\n",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
+    "tool_calls": {
+      "open_pattern": "(?:<｜tool_calls_begin｜>\\s*)?<｜tool_call_begin｜>\\s*function\\s*<｜tool_sep｜>\\s*<steptml:invoke name=\"(?P<name>[^\"]+)\">",
+      "close_pattern": "\\s*</steptml:invoke>\\s*<｜tool_call_end｜>\\s*(?:<｜tool_calls_end｜>\\s*)?",
+      "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<steptml:parameter name=\"(?P<key>[^\"]+)\">\\s*(?P<value>.*?)\\s*</steptml:parameter>"
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "content": {}
+  }
+}"##;
+
+/// xLAM: a bare JSON list of `{"name": ..., "arguments": ...}` calls.
+const XLAM: &str = r##"{
+  "start_anchor": "<|im_start|>assistant\n",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "(?=\\[\\s*\\{\\s*\"name\"\\s*:)", "content": "json", "repeats": true,
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
+      "transform_each": true
+    },
+    "content": {"close_pattern": "</?tool_call>|\\[TOOL_CALLS\\]|<\\|im_end\\|>"}
+  }
+}"##;
+
+/// dots.llm1: `<dots_function_call>` blocks of `<invoke name="NAME">` calls with
+/// `<parameter name="KEY">VALUE</parameter>` arguments.
+const DOTS: &str = r##"{
+  "start_anchor": "<|response|>",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "(?:<dots_function_call>\\s*)?<invoke\\s+name\\s*=\\s*\"?(?P<name>[^\">]+?)\"?\\s*>",
+      "close_pattern": "\\s*</invoke>\\s*(?:</dots_function_call>\\s*)?",
+      "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<parameter\\s+name\\s*=\\s*\"?(?P<key>[^\">]+?)\"?\\s*>\\s*(?P<value>.*?)\\s*</parameter>"
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "content": {"close_pattern": "<\\|endofresponse\\|>\\s*"}
+  }
+}"##;
+
+/// Apertus: `<|tools_prefix|>[{"NAME": {...}}, ...]<|tools_suffix|>`, each call an object of
+/// one key, its name; the text before and after the calls joined by a newline.
+const APERTUS: &str = r##"{
+  "start_anchor": "<|assistant_start|>",
+  "fields": {
+    "tool_calls": {
+      "open": "<|tools_prefix|>", "close_pattern": "<\\|tools_suffix\\|>\\s*", "repeats": true,
+      "content": "json", "content_args": {"name_is_key": true}
+    },
+    "content": {"close_pattern": "<\\|assistant_end\\|>\\s*", "repeats": true, "join": "\n"}
+  }
+}"##;
+
 /// The built-in templates' names, in the order they are listed.
-pub const TEMPLATES: [&str; 11] = [
+pub const TEMPLATES: [&str; 26] = [
     "qwen3_template",
     "qwen3_coder",
     "deepseek_r1_template",
@@ -192,9 +414,24 @@ pub const TEMPLATES: [&str; 11] = [
     "glm45",
     "kimi_k2",
     "gpt_oss",
+    "ernie45",
+    "hunyuan_a13b",
+    "granite",
+    "granite4",
+    "granite-20b-fc",
+    "jamba",
+    "phi4_mini_json",
+    "internlm",
+    "longcat",
+    "ling3",
+    "gigachat3",
+    "step3",
+    "xlam",
+    "dots",
+    "apertus",
 ];
 
-const JSON: [&str; 11] = [
+const JSON: [&str; 26] = [
     QWEN3,
     QWEN3_CODER,
     DEEPSEEK_R1,
@@ -206,6 +443,21 @@ const JSON: [&str; 11] = [
     GLM45,
     KIMI_K2,
     GPT_OSS,
+    ERNIE45,
+    HUNYUAN_A13B,
+    GRANITE,
+    GRANITE4,
+    GRANITE_20B_FC,
+    JAMBA,
+    PHI4_MINI_JSON,
+    INTERNLM,
+    LONGCAT,
+    LING3,
+    GIGACHAT3,
+    STEP3,
+    XLAM,
+    DOTS,
+    APERTUS,
 ];
 
 /// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of

@@ -25,8 +25,9 @@
 //!   `parse_response` keeps only the last region of a field that does not repeat.
 //! - Tool calls: the `json` content parser with `transform` `{"function": "{content}"}` (or
 //!   none) reads `{"name", "arguments"}` objects, or a list of them (`transform_each`, keys
-//!   from the placeholders): the name is sent when read and the arguments' raw JSON as it
-//!   arrives; a close delimiter inside one of its JSON strings is text of the call (where
+//!   from the placeholders; with `content_args.name_is_key`, objects of one key, the name,
+//!   whose value is the arguments: `[{"get_weather": {...}}]`): the name is sent when read
+//!   and the arguments' raw JSON as it arrives; a close delimiter inside one of its JSON strings is text of the call (where
 //!   `parse_response` cuts the JSON and fails). With
 //!   `{"function": {"name": "{G}", "arguments": "{content}"}}`, G a named group of the open
 //!   pattern, the name is sent when the call opens and the region's text is the arguments (in a dialect with `string_delims` or `unquoted_keys`, converted to JSON when the
@@ -50,13 +51,15 @@
 //!   as `parse_response` types them and sent when the call closes.
 //! - Under a vLLM reasoning parser's name, reasoning starts as vLLM's parser of that name
 //!   starts it (`Start`): where thinking is on for the request (`qwen3` and the Qwen3
-//!   templates: unless `enable_thinking` is off; `glm45`, `kimi_k2`: unless `thinking` or
-//!   `enable_thinking` is given and neither is true; `deepseek_r1` and its template: always;
-//!   `deepseek_v3`: only where the request switches it on), the output starts in reasoning (a
-//!   `<think>` it begins with is dropped) and the prompt after the start anchor moves it on (a
-//!   prompt that closed it starts the output in content); reasoning ends once (a later
-//!   `<think>` is text); for `qwen3`, `glm45` and `kimi_k2` a call's open delimiter ends it.
-//!   Where thinking is off, the reasoning field is not watched: its markers are content.
+//!   templates: unless `enable_thinking` is off; `glm45`, `kimi_k2`, `ling3`: unless `thinking`
+//!   or `enable_thinking` is given and neither is true; `deepseek_r1` and its template,
+//!   `ernie45`, `step3`: always; `deepseek_v3`: only where the request switches it on), the output
+//!   starts in reasoning (a `<think>` it begins with is dropped) and the prompt after the start
+//!   anchor moves it on (a prompt that closed it starts the output in content); reasoning ends
+//!   once (a later `<think>` is text); for `qwen3`, `glm45`, `kimi_k2` and `ling3` a call's
+//!   open delimiter ends it. Where thinking is off, the reasoning field is not watched: its
+//!   markers are content. Under `granite` and `hunyuan_a13b` the output starts in content and
+//!   reasoning is where its open delimiter opens it, once.
 //!
 //! The whole state is [`TemplateState`] (in `stream_state["parser"]["x"]`): the open region,
 //! the held text (bounded by [`exec::MAX_HELD`]) and the open call's scanner; each token's
@@ -118,9 +121,12 @@ enum Start {
     /// `qwen3` (and the Qwen3 templates): on unless `enable_thinking` is off
     /// ([`super::ToolRules::thinking`]); a call's open delimiter ends it.
     Qwen3,
-    /// `deepseek_r1`: always on.
+    /// `deepseek_r1`, `ernie45`, `step3`: always on.
     DeepSeekR1,
-    /// `glm45`, `kimi_k2`: on unless the request switches thinking off
+    /// `granite`, `hunyuan_a13b`: on, but the output starts in content: reasoning is where the
+    /// output's open delimiter opens it, once.
+    Marked,
+    /// `glm45`, `kimi_k2`, `ling3`: on unless the request switches thinking off
     /// ([`super::ToolRules::thinking_unless_off`]); a call's open delimiter ends it.
     UnlessOff,
     /// `deepseek_v3`: on only where the request switches thinking on
@@ -136,8 +142,9 @@ impl Start {
     fn of(name: Option<&str>) -> Start {
         match name {
             Some("qwen3" | "qwen3_template" | "qwen3_coder") => Start::Qwen3,
-            Some("deepseek_r1" | "deepseek_r1_template") => Start::DeepSeekR1,
-            Some("glm45" | "kimi_k2") => Start::UnlessOff,
+            Some("deepseek_r1" | "deepseek_r1_template" | "ernie45" | "step3") => Start::DeepSeekR1,
+            Some("granite" | "hunyuan_a13b") => Start::Marked,
+            Some("glm45" | "kimi_k2" | "ling3") => Start::UnlessOff,
             Some("deepseek_v3") => Start::Asked,
             Some("holo2") => Start::AskedUnlessOff,
             _ => Start::AsWritten,
@@ -147,7 +154,7 @@ impl Start {
     /// Whether reasoning is on for a request with these rules.
     fn on(self, rules: &super::ToolRules) -> bool {
         match self {
-            Start::AsWritten | Start::DeepSeekR1 => true,
+            Start::AsWritten | Start::DeepSeekR1 | Start::Marked => true,
             Start::Qwen3 => rules.thinking,
             Start::UnlessOff | Start::AskedUnlessOff => rules.thinking_unless_off,
             Start::Asked => rules.thinking_asked,
@@ -231,7 +238,7 @@ impl ChatParser for TemplateParser {
     fn start<'s>(&'s self, cx: &Context<'s>) -> Result<Box<dyn Session + 's>, ParseError> {
         let mut state = TemplateState::default();
         let k = self.knobs(cx);
-        let opens = k.reasoning && self.start != Start::AsWritten;
+        let opens = k.reasoning && !matches!(self.start, Start::AsWritten | Start::Marked);
         if opens {
             state.open_reasoning(&self.template, k);
         }

@@ -23,7 +23,8 @@ pub(crate) enum Role {
 /// How a tool-call field's text gives calls.
 #[derive(Debug, Clone)]
 pub(crate) enum Calls {
-    /// JSON holding the calls: an object with a name and arguments, or a list of them.
+    /// JSON holding the calls: an object with a name and arguments, or a list of them (an
+    /// empty `name`: each object's one key is the name, its value the arguments).
     Object { name: String, arguments: String },
     /// The name is captured by the open delimiter; the text is the arguments' JSON.
     Raw { name: String },
@@ -222,6 +223,12 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
             "{scope}: string_delims and unquoted_keys are supported where the open pattern \
              captures the name"
         )),
+        "json" if raw.content_args.get("name_is_key") == Some(&Value::Bool(true)) => {
+            Ok(Calls::Object {
+                name: String::new(),
+                arguments: String::new(),
+            })
+        }
         "json" => Ok(Calls::Object {
             name: key(&name_from, "name")?,
             arguments: key(&args_from, "arguments")?,

@@ -224,6 +224,41 @@ fn reasoning_started_by_the_request_follows_the_prompt() {
 }
 
 #[test]
+fn marked_reasoning_opens_where_the_output_opens_it_once() {
+    assert_eq!(Start::of(Some("granite")), Start::Marked);
+    assert_eq!(Start::of(Some("hunyuan_a13b")), Start::Marked);
+    let (_, t) = TemplateParser::builtin("granite").unwrap();
+    let mut k = knobs();
+    k.reasoning_once = true;
+    let head = "<|start_of_role|>assistant<|end_of_role|>";
+    let out =
+        "Here is my thought process: A. Here is my response: B. Here is my thought process: C.";
+    let want = ("B. Here is my thought process: C.", "A.");
+    let cuts: Vec<usize> = out.char_indices().map(|(i, _)| i).collect();
+    for &a in cuts.iter().step_by(3) {
+        let m = run(&t, k, head, &[&out[..a], &out[a..]]);
+        assert_eq!((m.0.as_str(), m.1.as_str()), want, "cut at {a}");
+    }
+    // Without the phrase, the output is content.
+    let m = run(&t, k, head, &["Sunny."]);
+    assert_eq!((m.0.as_str(), m.1.as_str()), ("Sunny.", ""));
+}
+
+#[test]
+fn calls_named_by_their_key() {
+    let out = r#"Let me see. <|tools_prefix|>[{"get_weather": {"city": "Paris"}}, {"get_time": {}}]<|tools_suffix|>Done."#;
+    let m = every_split("apertus", "<|assistant_start|>", out);
+    assert_eq!((m.0.as_str(), m.1.as_str()), ("Let me see.\nDone.", ""));
+    assert_eq!(
+        m.2,
+        [
+            call("get_weather", r#"{"city": "Paris"}"#),
+            call("get_time", "{}")
+        ]
+    );
+}
+
+#[test]
 fn tag_arguments_are_typed_by_the_request() {
     let (_, t) = TemplateParser::builtin("glm45").unwrap();
     let request = r#"{"tools": [{"type": "function", "function": {"name": "f", "parameters":
@@ -391,6 +426,34 @@ mod split_invariance {
         "<|call|>",
         "<|python_tag|>",
         "{\"name\": \"f\", \"parameters\": ",
+        "<response>",
+        "</response>",
+        "<tool_calls>",
+        "</tool_calls>",
+        "<answer>",
+        "Here is my thought process:",
+        "Here's my response:",
+        "<|tool_call|>",
+        "<function_call>",
+        "functools",
+        "<|action_start|><|plugin|>",
+        "<|action_end|>",
+        "<longcat_tool_call>",
+        "</longcat_tool_call>",
+        "function call<|role_sep|>\n",
+        "<|message_sep|>",
+        "<｜tool_call_begin｜>function<｜tool_sep｜>",
+        "<steptml:invoke name=\"f\">",
+        "<steptml:parameter name=\"k\">",
+        "</steptml:parameter>",
+        "</steptml:invoke><｜tool_call_end｜>",
+        "<dots_function_call>",
+        "<invoke name=\"f\">",
+        "<parameter name=\"k\">",
+        "</invoke>",
+        "<|tools_prefix|>",
+        "<|tools_suffix|>",
+        "{\"f\": ",
     ];
 
     proptest! {
