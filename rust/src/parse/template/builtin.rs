@@ -402,7 +402,25 @@ const APERTUS: &str = r##"{
 }"##;
 
 /// The built-in templates' names, in the order they are listed.
-pub const TEMPLATES: [&str; 26] = [
+/// Gemma 4: reasoning in a `<|channel>` block (its `thought` line dropped) closed by `<channel|>`,
+/// and `<|tool_call>call:NAME{key:value,...}<tool_call|>` calls whose strings are delimited by
+/// `<|"|>`, bare values read as strings and typed by the tool's schema.
+const GEMMA4: &str = r##"{
+  "start_anchor": "<|turn>model\n",
+  "fields": {
+    "reasoning_content": {"open_pattern": "<\\|channel>(?:thought\\n)?", "close_pattern": "<channel\\|>"},
+    "tool_calls": {
+      "open_pattern": "<\\|tool_call>\\s*(?:call)?:\\s*(?P<name>[^{(<\\s]+)\\s*",
+      "close_pattern": "<tool_call\\|>", "repeats": true,
+      "content": "json",
+      "content_args": {"string_delims": [["<|\"|>", "<|\"|>"]], "unquoted_keys": true, "bare_values": "string"},
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "content": {"close_pattern": "<turn\\|>\\s*"}
+  }
+}"##;
+
+pub const TEMPLATES: [&str; 27] = [
     "qwen3_template",
     "qwen3_coder",
     "deepseek_r1_template",
@@ -429,9 +447,10 @@ pub const TEMPLATES: [&str; 26] = [
     "xlam",
     "dots",
     "apertus",
+    "gemma4",
 ];
 
-const JSON: [&str; 26] = [
+const JSON: [&str; 27] = [
     QWEN3,
     QWEN3_CODER,
     DEEPSEEK_R1,
@@ -458,6 +477,7 @@ const JSON: [&str; 26] = [
     XLAM,
     DOTS,
     APERTUS,
+    GEMMA4,
 ];
 
 /// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
@@ -474,7 +494,7 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         "deepseek_r1_template" | "deepseek_v3" | "deepseek_v31" | "mistral" | "gpt_oss" => {
             Some(false)
         }
-        "glm45" | "kimi_k2" | "mistral_v11" => Some(true),
+        "glm45" | "kimi_k2" | "mistral_v11" | "gemma4" => Some(true),
         _ => None,
     }
 }

@@ -648,6 +648,18 @@ impl TemplateState {
                             out.push_arguments(self.calls.saturating_sub(1), &arguments);
                         }
                     }
+                    Calls::Lax { dialect, .. } if dialect.bare_strings => {
+                        let mut pairs = dialect.pairs(&self.body);
+                        if let Some(props) = self.schema(k) {
+                            typed::type_args(k.typing, &mut pairs, &props);
+                        }
+                        if k.rules.parallel || self.calls == 1 {
+                            out.push_arguments(
+                                self.calls.saturating_sub(1),
+                                &typed::dump_args(&pairs),
+                            );
+                        }
+                    }
                     Calls::Lax { dialect, .. } => {
                         let mut arguments = dialect.to_json(py_strip(&self.body));
                         if let (Some(props), Some(Val::Dict(mut pairs))) =

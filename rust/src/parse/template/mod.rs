@@ -135,6 +135,9 @@ enum Start {
     /// `holo2`: `deepseek_v3`'s reasoning, on unless the request switches thinking off
     /// ([`super::ToolRules::thinking_unless_off`]).
     AskedUnlessOff,
+    /// `gemma4`: the output starts in content; reasoning is where the output's open delimiter
+    /// opens it (each time), and a call's open delimiter ends it.
+    Opened,
 }
 
 impl Start {
@@ -147,6 +150,7 @@ impl Start {
             Some("glm45" | "kimi_k2" | "ling3") => Start::UnlessOff,
             Some("deepseek_v3") => Start::Asked,
             Some("holo2") => Start::AskedUnlessOff,
+            Some("gemma4") => Start::Opened,
             _ => Start::AsWritten,
         }
     }
@@ -154,7 +158,7 @@ impl Start {
     /// Whether reasoning is on for a request with these rules.
     fn on(self, rules: &super::ToolRules) -> bool {
         match self {
-            Start::AsWritten | Start::DeepSeekR1 | Start::Marked => true,
+            Start::AsWritten | Start::DeepSeekR1 | Start::Marked | Start::Opened => true,
             Start::Qwen3 => rules.thinking,
             Start::UnlessOff | Start::AskedUnlessOff => rules.thinking_unless_off,
             Start::Asked => rules.thinking_asked,
@@ -192,8 +196,11 @@ impl TemplateParser {
     fn knobs<'r>(&self, cx: &Context<'r>) -> Knobs<'r> {
         Knobs {
             reasoning: self.reasoning && self.start.on(&cx.rules),
-            calls_end_reasoning: matches!(self.start, Start::Qwen3 | Start::UnlessOff),
-            reasoning_once: self.start != Start::AsWritten,
+            calls_end_reasoning: matches!(
+                self.start,
+                Start::Qwen3 | Start::UnlessOff | Start::Opened
+            ),
+            reasoning_once: !matches!(self.start, Start::AsWritten | Start::Opened),
             tools: self.tools,
             rules: cx.rules,
             request: cx.request,
@@ -238,7 +245,8 @@ impl ChatParser for TemplateParser {
     fn start<'s>(&'s self, cx: &Context<'s>) -> Result<Box<dyn Session + 's>, ParseError> {
         let mut state = TemplateState::default();
         let k = self.knobs(cx);
-        let opens = k.reasoning && !matches!(self.start, Start::AsWritten | Start::Marked);
+        let opens =
+            k.reasoning && !matches!(self.start, Start::AsWritten | Start::Marked | Start::Opened);
         if opens {
             state.open_reasoning(&self.template, k);
         }

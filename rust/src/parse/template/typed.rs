@@ -431,7 +431,14 @@ pub(crate) fn type_args(
 ) -> bool {
     let mut changed = false;
     for (key, value) in args.iter_mut() {
-        let (Some(schema), Val::Str(text)) = (props.get(key), &*value) else {
+        let Some(schema) = props.get(key) else {
+            continue;
+        };
+        if typing == Typing::Vllm && !matches!(value, Val::Str(_)) {
+            changed |= vllm_nested(value, schema);
+            continue;
+        }
+        let Val::Str(text) = &*value else {
             continue;
         };
         let typed = match typing {
@@ -444,6 +451,38 @@ pub(crate) fn type_args(
         }
     }
     changed
+}
+
+/// vLLM's engine parsers type values inside an object or a list too, where the schema gives
+/// the object's `properties` or the list's `items`: strings as at the top, objects and lists
+/// again. Returns whether a value changed.
+fn vllm_nested(value: &mut Val, schema: &Value) -> bool {
+    match value {
+        Val::Dict(pairs) => match schema.get("properties").and_then(Value::as_object) {
+            Some(props) => type_args(Typing::Vllm, pairs, props),
+            None => false,
+        },
+        Val::List(items) => {
+            let Some(each) = schema.get("items").filter(|i| i.is_object()) else {
+                return false;
+            };
+            let mut changed = false;
+            for item in items.iter_mut() {
+                match item {
+                    Val::Str(text) => {
+                        let typed = vllm_coerce(text, each);
+                        if typed != *item {
+                            *item = typed;
+                            changed = true;
+                        }
+                    }
+                    _ => changed |= vllm_nested(item, each),
+                }
+            }
+            changed
+        }
+        _ => false,
+    }
 }
 
 /// The arguments as a JSON object, written as Python writes it.
