@@ -6,6 +6,7 @@
 //! derender parses, so no template relies on them.
 
 use super::spec::Template;
+use super::typed::Typing;
 
 /// Qwen3: `<think>` reasoning and `<tool_call>` JSON calls.
 const QWEN3: &str = r##"{
@@ -420,7 +421,26 @@ const GEMMA4: &str = r##"{
   }
 }"##;
 
-pub const TEMPLATES: [&str; 27] = [
+/// FunctionGemma: `<start_function_call>call:NAME{key:<escape>value<escape>,...}<end_function_call>`
+/// calls, each value read as JSON, else as its text.
+const FUNCTIONGEMMA: &str = r##"{
+  "start_anchor": "<start_of_turn>model\n",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "<start_function_call>call:(?P<name>\\w+)\\{",
+      "close_pattern": "\\}<end_function_call>\\s*", "repeats": true,
+      "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "(?P<key>\\w+):<escape>(?P<value>.*?)<escape>",
+        "value_parser": {"name": "json", "args": {"allow_non_json": true}}
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "content": {"close_pattern": "<end_of_turn>\\s*"}
+  }
+}"##;
+
+pub const TEMPLATES: [&str; 28] = [
     "qwen3_template",
     "qwen3_coder",
     "deepseek_r1_template",
@@ -448,9 +468,10 @@ pub const TEMPLATES: [&str; 27] = [
     "dots",
     "apertus",
     "gemma4",
+    "functiongemma",
 ];
 
-const JSON: [&str; 27] = [
+const JSON: [&str; 28] = [
     QWEN3,
     QWEN3_CODER,
     DEEPSEEK_R1,
@@ -478,6 +499,7 @@ const JSON: [&str; 27] = [
     DOTS,
     APERTUS,
     GEMMA4,
+    FUNCTIONGEMMA,
 ];
 
 /// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
@@ -496,6 +518,16 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         }
         "glm45" | "kimi_k2" | "mistral_v11" | "gemma4" => Some(true),
         _ => None,
+    }
+}
+
+/// Whose rules type a built-in template's tag-form arguments under the tool parser's name: vLLM's
+/// schema rules, or (`functiongemma`) each value read as JSON, else as its text, as vLLM's
+/// `functiongemma` parser reads it.
+pub(crate) fn vllm_typing(name: &str) -> Typing {
+    match name {
+        "functiongemma" => Typing::Loads,
+        _ => Typing::Vllm,
     }
 }
 

@@ -837,6 +837,7 @@ fn tags_to_json(
         };
         let raw = caps.name("value").map_or("", |m| m.as_str());
         let value = match (typing, values) {
+            (Typing::Loads, _) => typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned())),
             (Typing::Vllm, _) | (_, Values::Raw) => Val::Str(raw.to_owned()),
             (_, Values::Text) => Val::Str(py_strip(raw).to_owned()),
             (_, Values::Json) => {

@@ -401,7 +401,7 @@ pub fn select<'a>(
             *n = name;
         }
     }
-    p.typing = Typing::Vllm;
+    p.typing = builtin::vllm_typing(p.names.get(1).copied().unwrap_or_default());
     Ok(Some(Arc::new(p)))
 }
 

@@ -34,6 +34,9 @@ use serde_json::Value;
 pub(crate) enum Typing {
     Vllm,
     Transformers,
+    /// vLLM's older parsers that read each tag's value as JSON, else as its text, and never
+    /// look at the schema (`functiongemma`).
+    Loads,
 }
 
 /// A JSON value as Python holds it: objects keep their keys in the order first written.
@@ -444,6 +447,7 @@ pub(crate) fn type_args(
         let typed = match typing {
             Typing::Vllm => Some(vllm_coerce(text, schema)),
             Typing::Transformers => transformers_coerce(text, schema),
+            Typing::Loads => None,
         };
         if let Some(v) = typed.filter(|v| v != value) {
             *value = v;
