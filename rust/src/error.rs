@@ -8,15 +8,27 @@ use std::fmt;
 #[non_exhaustive]
 pub enum Error {
     /// A token id was negative (ids above the vocabulary are not errors: they contribute nothing).
-    NegativeTokenId { id: i64 },
+    NegativeTokenId {
+        /// The id given.
+        id: i64,
+    },
     /// The stream was finished; it takes no more ids.
     Finished,
     /// A `(prev_tokens, prefix_offset, read_offset)` window that cannot be resumed.
-    InvalidWindow { reason: String },
+    InvalidWindow {
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The tokenizer could not be loaded or is not supported.
-    Load { reason: String },
+    Load {
+        /// Why, in the tokenizer library's words where it gave them.
+        reason: String,
+    },
     /// The tokenizer's decoder failed on a window (only the windowed engine calls one).
-    Decode { reason: String },
+    Decode {
+        /// The decoder's message.
+        reason: String,
+    },
 }
 
 /// `Result` with the core's [`Error`].

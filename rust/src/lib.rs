@@ -20,6 +20,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![warn(missing_docs)]
 
 mod detokenizer;
 mod engine;
@@ -46,12 +47,12 @@ pub use engine::EngineKind;
 pub use error::{Error, Result};
 pub use logprobs::CONTEXT as LOGPROB_CONTEXT;
 pub use parse::{
-    AUTO, CallDelta, ChatParser, Context, Delta, Kind as ParserKind, ParseError, ParseState,
-    Parsers, REASONING_PARSERS, Reasoning, Session, TEMPLATE_NAME, TEMPLATES, TOOL_PARSERS,
-    Template, TemplateParser, TemplateState, ToolRules, accepted_names, builtin_json,
-    select_parser,
+    ALIASES as PARSER_ALIASES, AUTO, CallDelta, ChatParser, Context, Delta, Kind as ParserKind,
+    ParseError, ParseState, Parsers, REASONING_PARSERS, REFUSED as REFUSED_PARSERS, Reasoning,
+    Session, TEMPLATE_NAME, TEMPLATES, TOOL_PARSERS, Template, TemplateParser, TemplateState,
+    ToolRules, accepted_names, builtin_json, select_parser,
 };
-pub use stop::{StopStep, StopStrings};
+pub use stop::{MAX_STOP_BYTES, StopStep, StopStrings};
 pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};
 pub use streamset::{Plan, SetError, StreamSet};
 pub use vocab::MAX_WINDOW;

@@ -59,7 +59,10 @@ pub enum StopStep {
     /// No match: `out` got what may be sent, the rest stays held.
     Continue,
     /// Stop string number `index` matched: `out` got the text up to the cut, nothing is held.
-    Matched { index: usize },
+    Matched {
+        /// The stop string's place in the list given.
+        index: usize,
+    },
 }
 
 /// The text a stream holds back, carried between calls as a string and, while a request runs,

@@ -46,15 +46,29 @@ use crate::stream::Stream;
 #[non_exhaustive]
 pub enum SetError {
     /// The slot holds no stream (never added, or removed).
-    NoStream { slot: usize },
+    NoStream {
+        /// The slot named.
+        slot: usize,
+    },
     /// The slot appears twice in one step.
-    Repeated { slot: usize },
+    Repeated {
+        /// The slot named twice.
+        slot: usize,
+    },
     /// The slot's stream refused the call (finished, or its decoder failed).
-    Stream { slot: usize, error: Error },
+    Stream {
+        /// The stream's slot.
+        slot: usize,
+        /// The stream's error.
+        error: Error,
+    },
     /// The stream was made by another detokenizer.
     OtherDetokenizer,
     /// The step's arguments do not fit together (lengths, counts).
-    Shape { reason: String },
+    Shape {
+        /// Which arguments disagree, and how.
+        reason: String,
+    },
 }
 
 impl SetError {

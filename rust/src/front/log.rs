@@ -35,10 +35,15 @@ pub const BUFFERED: usize = 64 * 1024;
 /// A line's severity, as Python's `logging` numbers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// `debug`.
     Debug = 10,
+    /// `info`: startup, shutdown and access lines.
     Info = 20,
+    /// `warning`: refused and failed requests.
     Warning = 30,
+    /// `error`.
     Error = 40,
+    /// `critical`.
     Critical = 50,
 }
 
@@ -69,14 +74,18 @@ impl Level {
 /// How lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// One line of text each.
     Text,
+    /// One JSON object per line, for log collectors.
     Json,
 }
 
 /// What the front logs.
 #[derive(Debug, Clone, Copy)]
 pub struct LogOptions {
+    /// The least severity written.
     pub level: Level,
+    /// How lines are written.
     pub format: Format,
     /// A line for every request.
     pub access: bool,

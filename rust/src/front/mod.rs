@@ -9,9 +9,9 @@
 //! body, then a close). What the front adds:
 //! - a head must arrive within `header_timeout`, a connection may idle `keep_alive_timeout`
 //!   after an answer, and an answer the client does not read is dropped after `send_timeout`:
-//!   each closes the connection ([`conn`]);
+//!   each closes the connection (`conn`);
 //! - a body must keep arriving (`body_timeout`, then 408) and stay under `max_body_bytes` (413),
-//!   and memory grows with what arrives, not with a declared length ([`service`]);
+//!   and memory grows with what arrives, not with a declared length (`service`);
 //! - at `max_connections` a new connection closes the connection idle longest; only when none is
 //!   idle is it answered 503. When the process runs out of file descriptors the same happens and
 //!   `accept` is retried on a timer, so an idle flood cannot keep `/health` from answering;
@@ -66,17 +66,23 @@ const ACCEPT_ROOM: usize = 8;
 pub struct Options {
     /// Worker threads serving the connections.
     pub threads: usize,
+    /// How long a request's head may take to arrive (then 408, or a close).
     pub header_timeout: Duration,
+    /// How long a body may pause between its parts (then 408).
     pub body_timeout: Duration,
+    /// How long an idle connection is kept open between requests.
     pub keep_alive_timeout: Duration,
     /// How long an answer may wait for a client that does not read it.
     pub send_timeout: Duration,
+    /// Most bytes of a request's head (then 431).
     pub max_header_bytes: usize,
+    /// Most bytes of a body (then 413).
     pub max_body_bytes: usize,
     /// Open connections per worker thread (see the module's notes on the cap).
     pub max_connections: usize,
     /// Bodies at least this long are derendered on the pool.
     pub offload_bytes: usize,
+    /// The derender work a body may ask for.
     pub bounds: Bounds,
     /// What is logged, and how.
     pub log: LogOptions,

@@ -11,7 +11,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// A bound, listening socket handed to [`super::Front::start`].
 #[derive(Debug)]
 pub enum Listener {
+    /// A TCP socket (`--host`, `--port`).
     Tcp(std::net::TcpListener),
+    /// A Unix socket (`--uds`).
     Unix(std::os::unix::net::UnixListener),
 }
 

@@ -23,17 +23,22 @@ pub struct ToolRules {
 /// A tool call's part of one delta.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallDelta {
+    /// The call's place among the choice's calls (the wire's `tool_calls[].index`).
     pub index: u32,
     /// The name, on the call's first delta only.
     pub name: Option<String>,
+    /// The arguments' text this delta adds (JSON once all of a call's deltas are joined).
     pub arguments: String,
 }
 
 /// What parsing one step added.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Delta {
+    /// Content text added.
     pub content: String,
+    /// Reasoning text added.
     pub reasoning: String,
+    /// Tool-call parts added, in call order.
     pub calls: Vec<CallDelta>,
 }
 

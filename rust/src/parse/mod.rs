@@ -32,8 +32,8 @@ mod think;
 pub use delta::{CallDelta, Delta, ToolRules};
 pub use markers::{Parsers, REASONING_PARSERS, Reasoning, TOOL_PARSERS};
 pub use template::{
-    AUTO, Kind, TEMPLATE_NAME, TEMPLATES, Template, TemplateParser, TemplateState, accepted_names,
-    builtin_json, select as select_parser,
+    ALIASES, AUTO, Kind, REFUSED, TEMPLATE_NAME, TEMPLATES, Template, TemplateParser,
+    TemplateState, accepted_names, builtin_json, select as select_parser,
 };
 pub use think::ParseState;
 
@@ -56,11 +56,16 @@ pub struct Context<'a> {
 pub enum ParseError {
     /// The request is wrong for this parser (a 400 on the wire).
     Request {
+        /// What is wrong, for the error object's `message`.
         message: String,
+        /// The request field at fault, for the error object's `param`.
         param: Option<String>,
     },
     /// The parser itself failed (a 500 on the wire).
-    Parser { message: String },
+    Parser {
+        /// What failed.
+        message: String,
+    },
 }
 
 /// A reasoning and tool-call parser for chat output: the built-in [`Parsers`], or a user's.

@@ -7,8 +7,11 @@ use super::json::key;
 /// Why a body was refused; it becomes the error object of the reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WireError {
+    /// The HTTP status (400, 404, 413, 500, ...).
     pub status: u16,
+    /// The error object's `message`.
     pub message: String,
+    /// The error object's `param`: the request field at fault, if one is.
     pub param: Option<String>,
 }
 

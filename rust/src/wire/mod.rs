@@ -66,7 +66,9 @@ pub struct Derenderer {
 /// A status and a JSON body, with figures for metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
+    /// The HTTP status: 200, or the error's.
     pub status: u16,
+    /// The JSON body: the response, or an error object.
     pub body: Vec<u8>,
     /// Output token ids derendered (0 for errors).
     pub tokens: u64,

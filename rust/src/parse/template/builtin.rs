@@ -440,6 +440,7 @@ const FUNCTIONGEMMA: &str = r##"{
   }
 }"##;
 
+/// The built-in templates' names, each also a parser name of both kinds.
 pub const TEMPLATES: [&str; 28] = [
     "qwen3_template",
     "qwen3_coder",

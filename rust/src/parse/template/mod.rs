@@ -77,7 +77,7 @@ mod typed;
 use std::sync::Arc;
 
 pub use builtin::{TEMPLATES, json as builtin_json};
-pub use names::{Kind, accepted as accepted_names};
+pub use names::{ALIASES, Kind, REFUSED, accepted as accepted_names};
 
 pub use exec::TemplateState;
 pub use spec::Template;
@@ -301,7 +301,7 @@ pub const AUTO: &str = "auto";
 
 /// The chat parser that parser names and a template ask for (`Ok(None)`: none).
 ///
-/// Each name must be one of its kind ([`names::accepted`]: a hand-written parser's, a built-in
+/// Each name must be one of its kind ([`accepted_names`]: a hand-written parser's, a built-in
 /// template's, an alias of vLLM's ([`ALIASES`], which stands for the name it maps to), or
 /// `"auto"`); a name [`REFUSED`] lists is refused with its reason. With `template` (JSON), each name must be `"auto"` or absent: a
 /// named part is on (both when neither is named). Without, a built-in template's name in

@@ -34,7 +34,7 @@ impl Kind {
 /// vLLM 0.33.0's names that another name's parser serves here, as vLLM's registries map them
 /// to one class (`glm47` and `glm45`, `qwen3_json` and `hermes`, ...): `(kind, vLLM's name,
 /// the name that serves it)`; `None` for the kind means both. `mistral` is not here: which
-/// template serves it depends on the vocabulary ([`resolve`]).
+/// template serves it depends on the vocabulary (see [`crate::select_parser`]).
 pub const ALIASES: [(Option<Kind>, &str, &str); 9] = [
     (Some(Kind::Tool), "openai", "gpt_oss"),
     (Some(Kind::Reasoning), "openai_gptoss", "gpt_oss"),
@@ -48,8 +48,39 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 9] = [
     (Some(Kind::Reasoning), "step5", "deepseek_r1"),
 ];
 
-/// vLLM 0.33.0's names that are not served, with the reason: `(kind, name, why)`.
-pub const REFUSED: [(Option<Kind>, &str, &str); 0] = [];
+/// vLLM 0.33.0's names that are not served, with the format that has no built-in template
+/// yet: `(kind, name, format)`; `None` for the kind means both.
+pub const REFUSED: [(Option<Kind>, &str, &str); 13] = [
+    (
+        None,
+        "cohere_command3",
+        "Cohere Command's (vLLM reads it with cohere_melody)",
+    ),
+    (
+        None,
+        "cohere_command4",
+        "Cohere Command's (vLLM reads it with cohere_melody)",
+    ),
+    (None, "beam", "Beam's"),
+    (None, "poolside_v1", "Poolside's"),
+    (None, "hy_v3", "Hunyuan 3's (<tool_calls>, <arg_key>)"),
+    (None, "hy_v4", "Hunyuan 4's (<tool_calls>, <arg_key>)"),
+    (None, "kimi_k3", "Kimi K3's (<|open|>, <|sep|>)"),
+    (None, "k2_horizon", "K2 Horizon's (<ifm|tool_call>)"),
+    (None, "plamo3", "PLaMo 3's"),
+    (None, "muse", "Muse's (ATEM, <atem:function_calls>)"),
+    (
+        None,
+        "muse_glimmer",
+        "Muse Glimmer's (ATEM, <atem:function_calls>)",
+    ),
+    (
+        None,
+        "musespark1x",
+        "Muse Spark's (ATEM, <atem:function_calls>)",
+    ),
+    (None, "inkling", "Inkling's (<|content_invoke_tool_json|>)"),
+];
 
 /// Every name accepted for `kind`, in the order `serve --help` lists them.
 pub fn accepted(kind: Kind) -> Vec<&'static str> {
@@ -101,7 +132,9 @@ pub fn resolve<'n>(
         .find(|(k, n, _)| *n == name && k.is_none_or(|k| k == kind))
     {
         return Err(format!(
-            "the {} parser {name:?} is not served: {why}",
+            "the {} parser {name:?} (vLLM's) is not served yet: {why} format has no built-in \
+             template; give the checkpoint's own response template (--response-template, or \
+             the parser {AUTO:?})",
             kind.word()
         ));
     }
