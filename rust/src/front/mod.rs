@@ -46,7 +46,7 @@ use hyper_util::server::conn::auto;
 use tokio::sync::{Notify, oneshot};
 
 use crate::limits;
-use crate::wire::{Derenderer, Reply};
+use crate::wire::{Derenderer, Endpoint, Reply};
 
 pub use log::{Format as LogFormat, Level as LogLevel, LogOptions};
 pub use metrics::Bounds;
@@ -141,7 +141,7 @@ pub(crate) struct Shared {
 
 /// A body for the pool.
 struct Job {
-    path: &'static str,
+    endpoint: Endpoint,
     body: Bytes,
     tx: oneshot::Sender<Reply>,
 }
@@ -157,12 +157,12 @@ thread_local! {
 
 impl Shared {
     /// `handle_json`, in the runner's context if there is one.
-    fn handle(&self, path: &str, body: &[u8]) -> Reply {
+    fn handle(&self, endpoint: Endpoint, body: &[u8]) -> Reply {
         let Some(runner) = &self.runner else {
-            return self.derenderer.handle_json(path, body);
+            return self.derenderer.handle(endpoint, body);
         };
         let mut reply = None;
-        runner(&mut || reply = Some(self.derenderer.handle_json(path, body)));
+        runner(&mut || reply = Some(self.derenderer.handle(endpoint, body)));
         reply.unwrap_or_else(|| Reply {
             status: 500,
             body: crate::wire::error_body(500, "the derender could not run", None),
@@ -477,7 +477,7 @@ fn pool_thread(shared: &Shared, rx: &Mutex<mpsc::Receiver<Job>>) {
             Err(_) => return,
         };
         shared.busy.fetch_add(1, Ordering::SeqCst);
-        let reply = shared.handle(job.path, &job.body);
+        let reply = shared.handle(job.endpoint, &job.body);
         shared.busy.fetch_sub(1, Ordering::SeqCst);
         let _ = job.tx.send(reply);
     }

@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 
 use super::conn::{State, Ticket};
 use super::{Job, Shared};
-use crate::wire::{CHAT_PATH, COMPLETION_PATH, Reply};
+use crate::wire::{self, Reply};
 
 /// The endpoints, as routed and as counted in `/metrics`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,9 +34,12 @@ pub(super) enum Endpoint {
 
 impl Endpoint {
     fn of(path: &str) -> Endpoint {
+        match wire::Endpoint::from_path(path) {
+            Some(wire::Endpoint::Chat) => return Endpoint::Chat,
+            Some(wire::Endpoint::Completion) => return Endpoint::Completions,
+            None => {}
+        }
         match path {
-            CHAT_PATH => Endpoint::Chat,
-            COMPLETION_PATH => Endpoint::Completions,
             "/health" => Endpoint::Health,
             "/v1/models" => Endpoint::Models,
             "/metrics" => Endpoint::Metrics,
@@ -294,11 +297,11 @@ async fn answer(
     match endpoint {
         Endpoint::Chat => Out {
             input: body.clone(),
-            ..derender(shared, CHAT_PATH, body).await
+            ..derender(shared, wire::Endpoint::Chat, body).await
         },
         Endpoint::Completions => Out {
             input: body.clone(),
-            ..derender(shared, COMPLETION_PATH, body).await
+            ..derender(shared, wire::Endpoint::Completion, body).await
         },
         Endpoint::Health => Out {
             no_store: true,
@@ -485,13 +488,13 @@ async fn read_body(shared: &'static Shared, mut body: Incoming, keep: bool) -> R
 }
 
 /// Derenders where it is cheap (a small body, no Python parser), else on the pool.
-async fn derender(shared: &'static Shared, path: &'static str, body: Bytes) -> Out {
+async fn derender(shared: &'static Shared, endpoint: wire::Endpoint, body: Bytes) -> Out {
     if shared.runner.is_none() && body.len() < shared.opts.offload_bytes {
-        return Out::derendered(shared.handle(path, &body));
+        return Out::derendered(shared.handle(endpoint, &body));
     }
     let (tx, rx) = oneshot::channel();
-    if let Err(job) = shared.offload(Job { path, body, tx }) {
-        return Out::derendered(shared.handle(path, &job.body));
+    if let Err(job) = shared.offload(Job { endpoint, body, tx }) {
+        return Out::derendered(shared.handle(endpoint, &job.body));
     }
     match bounded(shared, rx, None).await {
         Ok(Ok(reply)) => Out::derendered(reply),

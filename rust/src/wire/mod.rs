@@ -43,6 +43,34 @@ pub const CHAT_PATH: &str = "/v1/chat/completions/derender";
 /// The completions derender endpoint.
 pub const COMPLETION_PATH: &str = "/v1/completions/derender";
 
+/// A derender endpoint: where a body is posted, and which kind of response it becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// [`CHAT_PATH`]: chat completion responses.
+    Chat,
+    /// [`COMPLETION_PATH`]: completion responses.
+    Completion,
+}
+
+impl Endpoint {
+    /// The endpoint at `path`, if one is.
+    pub fn from_path(path: &str) -> Option<Endpoint> {
+        match path {
+            CHAT_PATH => Some(Endpoint::Chat),
+            COMPLETION_PATH => Some(Endpoint::Completion),
+            _ => None,
+        }
+    }
+
+    /// Its path.
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::Chat => CHAT_PATH,
+            Endpoint::Completion => COMPLETION_PATH,
+        }
+    }
+}
+
 /// How streams carry a parser's state, by name: its small state, or vLLM's replay buffer.
 pub const PARSER_STATES: [&str; 2] = ["resumable", "replay"];
 
@@ -159,10 +187,22 @@ impl Derenderer {
         self.config.max_model_len
     }
 
-    /// Answers one `POST` to a derender endpoint: 200 with the response, 400 or 404 with an
-    /// error object (500 if a parser fails). Never panics.
+    /// Answers one `POST` to the derender endpoint at `path`: as [`Derenderer::handle`] does,
+    /// or 404 with an error object where no endpoint is.
     pub fn handle_json(&self, path: &str, body: &[u8]) -> Reply {
-        let run = std::panic::AssertUnwindSafe(|| self.route(path, body));
+        match Endpoint::from_path(path) {
+            Some(endpoint) => self.handle(endpoint, body),
+            None => Reply::error(&WireError::not_found(format!(
+                "no endpoint at {}",
+                error::clip(path)
+            ))),
+        }
+    }
+
+    /// Answers one `POST` to `endpoint`: 200 with the response, 400 or 404 with an error object
+    /// (500 if a parser fails). Never panics.
+    pub fn handle(&self, endpoint: Endpoint, body: &[u8]) -> Reply {
+        let run = std::panic::AssertUnwindSafe(|| self.route(endpoint, body));
         match std::panic::catch_unwind(run) {
             Ok(Ok(a)) => Reply {
                 status: 200,
@@ -175,17 +215,8 @@ impl Derenderer {
         }
     }
 
-    fn route(&self, path: &str, body: &[u8]) -> Result<Answer, WireError> {
-        let chat = match path {
-            CHAT_PATH => true,
-            COMPLETION_PATH => false,
-            _ => {
-                return Err(WireError::not_found(format!(
-                    "no endpoint at {}",
-                    error::clip(path)
-                )));
-            }
-        };
+    fn route(&self, endpoint: Endpoint, body: &[u8]) -> Result<Answer, WireError> {
+        let chat = endpoint == Endpoint::Chat;
         let mut parsed = input::Body::default();
         match input::parse(body, &mut parsed) {
             Ok(()) => self.derender(chat, &mut parsed, body),
@@ -240,6 +271,26 @@ mod tests {
     fn post(r: &Derenderer, path: &str, body: &Value) -> (u16, Value) {
         let reply = r.handle_json(path, body.to_string().as_bytes());
         (reply.status, serde_json::from_slice(&reply.body).unwrap())
+    }
+
+    #[test]
+    fn an_endpoint_is_its_path_and_only_its_path() {
+        for e in [Endpoint::Chat, Endpoint::Completion] {
+            assert_eq!(Endpoint::from_path(e.path()), Some(e));
+        }
+        assert_eq!(Endpoint::from_path("/v1/chat/completions"), None);
+        let r = derenderer();
+        let body = json!({"generate_response": {"choices": []}});
+        let by_path = r.handle_json(CHAT_PATH, body.to_string().as_bytes());
+        let by_endpoint = r.handle(Endpoint::Chat, body.to_string().as_bytes());
+        let without_id = |reply: Reply| {
+            let mut v: Value = serde_json::from_slice(&reply.body).unwrap();
+            v["id"] = Value::Null;
+            (reply.status, v)
+        };
+        assert_eq!(without_id(by_path), without_id(by_endpoint));
+        let (status, answer) = post(&r, "/nope", &body);
+        assert_eq!((status, answer["error"]["code"].as_u64()), (404, Some(404)));
     }
 
     #[test]
