@@ -16,8 +16,8 @@ arguments). Four implementations answer it:
 
 Before timing, the template and hand-written paths stream the whole generation and must give
 its reasoning, content (as written: ``qwen3_template`` keeps whitespace as vLLM's Qwen3
-parsers do), call and ``finish_reason``, and the measured chunk's delta must be that id's text in the
-arguments; the transformers replay must have the arguments so far in its open tool-call
+parsers do), call and ``finish_reason``, and the measured chunk's delta must be that id's text
+in the arguments; the transformers replay must have the arguments so far in its open tool-call
 region. The state (compact JSON) is the maximum over the stream and must stay under 2 KiB.
 The summary prints the medians, the template's 4,096 / 64 ids ratio (target within 1.5x), its
 state, and the replays' ratios to it at 4,096 ids (target at least 100x). With
