@@ -57,6 +57,6 @@ pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};
 pub use streamset::{Plan, SetError, StreamSet};
 pub use vocab::MAX_WINDOW;
 pub use wire::{
-    CHAT_PATH, COMPLETION_PATH, Derenderer, Endpoint, LOGPROB_FLOOR, MAX_CHOICES, MAX_TOP_LOGPROBS,
-    PARSER_STATES, Reply, WireError, error_body, error_type, replays_by_name,
+    CHAT_PATH, COMPLETION_PATH, Derenderer, Endpoint, FinishReason, LOGPROB_FLOOR, MAX_CHOICES,
+    MAX_TOP_LOGPROBS, PARSER_STATES, Reply, WireError, error_body, error_type, replays_by_name,
 };

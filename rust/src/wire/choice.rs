@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use super::error::{Res, WireError};
+use super::finish::FinishReason;
 use super::input::{Choice, State, StopReason};
 use super::logprobs::{Lp, choice_logprobs};
 use super::request::Params;
@@ -21,7 +22,8 @@ pub(crate) struct Out<'a> {
     pub parsed: Option<Delta>,
     /// Chars of text the ids decoded to (parsed choices; plain ones count their `text`).
     pub chars: u64,
-    pub finish_reason: Option<Cow<'a, str>>,
+    /// `None` until the choice finishes (streams).
+    pub finish_reason: Option<FinishReason<'a>>,
     pub stop_reason: Option<StopReason<'a>>,
     /// `None`: no logprobs; `Some(None)`: `{"content": null}`.
     pub logprobs: Option<Option<Vec<Lp>>>,
@@ -88,13 +90,13 @@ pub(crate) fn write_back(state: &mut State, stream: &Stream) {
 pub(crate) fn stop_token<'a>(
     ids: &[u32],
     choice: &Choice<'a>,
-    finish: Option<&str>,
+    finish: Option<&FinishReason<'_>>,
     p: &Params<'_>,
     eos_token_ids: &[u32],
 ) -> (usize, Option<StopReason<'a>>) {
     let mut reason = choice.stop_reason.clone();
     let mut keep = ids.len();
-    if let (Some("stop"), Some(&last)) = (finish, ids.last()) {
+    if let (Some(FinishReason::Stop), Some(&last)) = (finish, ids.last()) {
         let stopped = match &reason {
             Some(StopReason::Id(r)) => *r == u64::from(last),
             Some(StopReason::Text(_)) => false,
@@ -126,7 +128,7 @@ pub(crate) fn stop_token<'a>(
 /// finish yet and follow the request's.
 fn engine_stops<'s>(
     choice: &'s Choice<'_>,
-    finish: Option<&str>,
+    finish: Option<&FinishReason<'_>>,
     last: bool,
     include: bool,
 ) -> Res<Option<StopStrings<'s, Cow<'s, str>>>> {
@@ -134,8 +136,8 @@ fn engine_stops<'s>(
         return Ok(None);
     }
     match (finish, &choice.stop_reason) {
-        (Some("stop"), None) => Ok(None),
-        (Some("stop"), Some(StopReason::Text(t))) => {
+        (Some(FinishReason::Stop), None) => Ok(None),
+        (Some(FinishReason::Stop), Some(StopReason::Text(t))) => {
             let stops = StopStrings::new(std::slice::from_ref(t), include).map_err(|e| {
                 WireError::bad_param(
                     format!(
@@ -306,7 +308,7 @@ pub(crate) fn derender<'a>(
     det: &Detokenizer,
     eos_token_ids: &[u32],
     choice: &Choice<'a>,
-    finish: Option<Cow<'a, str>>,
+    finish: Option<FinishReason<'a>>,
     flush: bool,
     stream: &mut Stream,
     p: &Params<'_>,
@@ -314,9 +316,9 @@ pub(crate) fn derender<'a>(
     context: &mut Vec<u32>,
 ) -> Res<Out<'a>> {
     let ids = choice.token_ids.as_deref().unwrap_or_default();
-    let (keep, mut stop_reason) = stop_token(ids, choice, finish.as_deref(), p, eos_token_ids);
+    let (keep, mut stop_reason) = stop_token(ids, choice, finish.as_ref(), p, eos_token_ids);
     let kept = ids.get(..keep).unwrap_or_default();
-    let own = engine_stops(choice, finish.as_deref(), flush, p.include_stop)?;
+    let own = engine_stops(choice, finish.as_ref(), flush, p.include_stop)?;
     let mut finish_reason = finish;
     let mut out_text = String::new();
     let (parsed, chars, matched) = match text {
@@ -362,7 +364,7 @@ pub(crate) fn derender<'a>(
         }
     };
     if let Some(index) = matched {
-        finish_reason = Some(Cow::Borrowed("stop"));
+        finish_reason = Some(FinishReason::Stop);
         let stops = match &own {
             Some(s) => s.stops().get(index).map(|s| s.to_string()),
             None => p.stops.stops().get(index).map(|s| s.to_string()),
@@ -378,17 +380,4 @@ pub(crate) fn derender<'a>(
         stop_reason,
         logprobs,
     })
-}
-
-/// `"tool_calls"` for a choice that called tools and that the engine stopped, unless the
-/// request named the function (then the call was asked for, not chosen).
-pub(crate) fn rewrite_finish<'a>(
-    finish: Option<Cow<'a, str>>,
-    tools: bool,
-    named: bool,
-) -> Option<Cow<'a, str>> {
-    match finish {
-        Some(f) if f == "stop" && tools && !named => Some(Cow::Borrowed("tool_calls")),
-        other => other,
-    }
 }

@@ -7,6 +7,7 @@ use super::checks;
 use super::choice::{self, Progress, Text};
 use super::config::Config;
 use super::error::{Res, WireError};
+use super::finish::FinishReason;
 use super::input::{Body, Obj, chat_request_text, raw_as};
 use super::json::Json;
 use super::json::key;
@@ -55,7 +56,7 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
     // A stream a stop string ended answers later chunks with no choice.
     let ended = state.stopped;
     if let (Some(choice), false) = (resp.choices.first(), ended) {
-        let finish = choice.finish_reason.clone().flatten();
+        let finish = choice.finish_reason.clone().flatten().map(FinishReason::of);
         let flush = finish.is_some();
         let ids = choice.token_ids.as_deref().unwrap_or_default();
         let replays = parser.is_some_and(|parser| c.replays(parser));
@@ -144,8 +145,9 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
                     state.parser = session.into_state().map(Obj);
                 }
                 let named = ask.as_ref().is_some_and(|a| a.named);
-                o.finish_reason =
-                    choice::rewrite_finish(o.finish_reason, state.tools_streamed, named);
+                o.finish_reason = o
+                    .finish_reason
+                    .map(|f| f.rewritten(state.tools_streamed, named));
             }
             Text::Plain(progress) => {
                 state.held_text = p.stops.held_text(progress.held);
@@ -185,7 +187,11 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
             key!(j, "logprobs");
             output::completion_logprobs(&mut j, logprobs, state.logprob_text_offset);
         }
-        output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
+        output::finish(
+            &mut j,
+            o.finish_reason.as_ref().map(FinishReason::as_str),
+            o.stop_reason.as_ref(),
+        );
         if !chat {
             key!(j, "prompt_token_ids");
             j.opt_ids(

@@ -19,6 +19,7 @@ mod choice;
 mod chunk;
 mod config;
 mod error;
+mod finish;
 mod input;
 mod json;
 mod logprobs;
@@ -36,6 +37,7 @@ use output::Answer;
 
 pub use checks::{MAX_CHOICES, MAX_TOP_LOGPROBS};
 pub use error::{WireError, error_body, error_type};
+pub use finish::FinishReason;
 pub use json::LOGPROB_FLOOR;
 
 /// The chat derender endpoint.

@@ -2,12 +2,11 @@
 //! OpenAI response out. Chat with and without a parser takes the one path below; only where a
 //! choice's text goes differs ([`Text`]).
 
-use std::borrow::Cow;
-
 use super::checks;
 use super::choice::{self, Out, Progress, Text};
 use super::config::Config;
 use super::error::{Res, WireError};
+use super::finish::FinishReason;
 use serde_json::value::RawValue;
 
 use super::input::{Body, Choice, chat_request_text, raw_as};
@@ -30,10 +29,10 @@ fn nonempty(choice: &Choice<'_>) -> Res<()> {
 }
 
 /// A whole response's choice that says nothing of its finish defaults to `"stop"`.
-fn whole_finish<'a>(choice: &Choice<'a>) -> Option<Cow<'a, str>> {
+fn whole_finish<'a>(choice: &Choice<'a>) -> Option<FinishReason<'a>> {
     match &choice.finish_reason {
-        None => Some(Cow::Borrowed("stop")),
-        Some(f) => f.clone(),
+        None => Some(FinishReason::Stop),
+        Some(f) => f.clone().map(FinishReason::of),
     }
 }
 
@@ -104,7 +103,7 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
                     .parsed
                     .as_ref()
                     .is_some_and(|d| d.calls.iter().any(|call| call.name.is_some()));
-                o.finish_reason = choice::rewrite_finish(o.finish_reason, called, ask.named);
+                o.finish_reason = o.finish_reason.map(|f| f.rewritten(called, ask.named));
                 o
             }
             _ => {
@@ -131,7 +130,11 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
         say.message(&mut j, choice.index, o);
         key!(j, "logprobs");
         output::chat_logprobs(&mut j, if hide { &None } else { &o.logprobs });
-        output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
+        output::finish(
+            &mut j,
+            o.finish_reason.as_ref().map(FinishReason::as_str),
+            o.stop_reason.as_ref(),
+        );
         key!(j, "token_ids");
         j.opt_ids(
             choice
@@ -253,7 +256,11 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
             j.str(&o.text);
             key!(j, "logprobs");
             output::completion_logprobs(&mut j, &o.logprobs, 0);
-            output::finish(&mut j, o.finish_reason.as_deref(), o.stop_reason.as_ref());
+            output::finish(
+                &mut j,
+                o.finish_reason.as_ref().map(FinishReason::as_str),
+                o.stop_reason.as_ref(),
+            );
             key!(j, "token_ids");
             j.opt_ids(choice.token_ids.as_deref().filter(|_| p.return_token_ids));
             key!(j, "prompt_logprobs");
