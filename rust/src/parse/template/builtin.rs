@@ -401,8 +401,33 @@ const APERTUS: &str = r##"{
   }
 }"##;
 
+/// Llama 3.2 (and ToolACE): the output is a Python list of calls, `[get_weather(city="Paris")]`,
+/// from its first char (vLLM's `pythonic` reads a call list only there).
+const PYTHONIC: &str = r##"{
+  "start_anchor": "<|start_header_id|>assistant<|end_header_id|>\n\n",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "^\\[\\s*(?P<name>[a-zA-Z]\\w*)\\s*\\(", "content": "pythonic"
+    },
+    "content": {}
+  }
+}"##;
+
+/// Llama 4: `pythonic`'s list, optionally between `<|python_start|>` and `<|python_end|>` (the
+/// close is taken where it follows the list).
+const LLAMA4_PYTHONIC: &str = r##"{
+  "start_anchor": "<|header_start|>assistant<|header_end|>\n\n",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "^(?:<\\|python_start\\|>)?\\[\\s*(?P<name>[a-zA-Z]\\w*)\\s*\\(",
+      "close": "<|python_end|>", "content": "pythonic"
+    },
+    "content": {}
+  }
+}"##;
+
 /// The built-in templates' names, in the order they are listed.
-pub const TEMPLATES: [&str; 26] = [
+pub const TEMPLATES: [&str; 28] = [
     "qwen3_template",
     "qwen3_coder",
     "deepseek_r1_template",
@@ -429,9 +454,11 @@ pub const TEMPLATES: [&str; 26] = [
     "xlam",
     "dots",
     "apertus",
+    "pythonic",
+    "llama4_pythonic",
 ];
 
-const JSON: [&str; 26] = [
+const JSON: [&str; 28] = [
     QWEN3,
     QWEN3_CODER,
     DEEPSEEK_R1,
@@ -458,6 +485,8 @@ const JSON: [&str; 26] = [
     XLAM,
     DOTS,
     APERTUS,
+    PYTHONIC,
+    LLAMA4_PYTHONIC,
 ];
 
 /// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
@@ -475,6 +504,7 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
             Some(false)
         }
         "glm45" | "kimi_k2" | "mistral_v11" => Some(true),
+        "pythonic" | "llama4_pythonic" => Some(false),
         _ => None,
     }
 }

@@ -71,6 +71,7 @@ mod delim;
 mod exec;
 mod lax;
 mod names;
+mod pythonic;
 mod spec;
 mod typed;
 

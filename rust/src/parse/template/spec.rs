@@ -37,6 +37,10 @@ pub(crate) enum Calls {
         tag: Box<regex::Regex>,
         values: Values,
     },
+    /// A Python list of calls (`[f(x=1), g(y='a')]`, [`super::pythonic`]) after the open
+    /// delimiter, which captures the first call's name (the group `name`, or the one the
+    /// transform names) and takes its `(`; the region ends with the list.
+    Pythonic { name: String },
 }
 
 /// How a tag's value is read (`content_args.value_parser`).
@@ -117,7 +121,7 @@ fn text() -> String {
     "text".to_owned()
 }
 
-const CONTENT_PARSERS: [&str; 7] = [
+const CONTENT_PARSERS: [&str; 8] = [
     "text",
     "int",
     "float",
@@ -125,6 +129,7 @@ const CONTENT_PARSERS: [&str; 7] = [
     "json",
     "xml-inline",
     "kv-lines",
+    "pythonic",
 ];
 
 /// A literal delimiter (a string or a list of strings) or a pattern; at most one of the two.
@@ -263,8 +268,21 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
                 values,
             })
         }
+        "pythonic" => {
+            let name = match name_from {
+                Some(_) => captured(&name_from).ok_or_else(unsupported)?,
+                None if groups.iter().any(|g| g == "name") => "name".to_owned(),
+                None => {
+                    return Err(format!(
+                        "{scope}: pythonic calls need an open pattern capturing 'name'"
+                    ));
+                }
+            };
+            Ok(Calls::Pythonic { name })
+        }
         other => Err(format!(
-            "{scope}: tool calls parsed as {other:?} are not supported (json or xml-inline)"
+            "{scope}: tool calls parsed as {other:?} are not supported (json, xml-inline or \
+             pythonic)"
         )),
     }
 }
