@@ -1,4 +1,5 @@
-"""Python call lists under vLLM's ``pythonic`` and ``llama4_pythonic`` parser names.
+"""Python call lists under vLLM's ``pythonic``, ``llama4_pythonic``, ``olmo3`` and ``lfm2``
+parser names, and ``step5``'s calls.
 
 - the output is a Python list of calls from its first char,
   ``[get_weather(city="Paris"), search(query='x')]`` (whitespace inside the list as Python
@@ -13,10 +14,19 @@
 - argument text that is not such keywords (``str(1)``, ``b'x'``, ``f'{x}'``) and a call cut
   by the end of the output are sent as written.
 - text after the list's ``]`` (and ``<|python_end|>``) is content.
+- ``olmo3``: calls one a line (or comma-separated), unbracketed, between ``<function_calls>`` and
+  ``</function_calls>``; with the ``olmo3`` reasoning parser the output starts in reasoning
+  and ``<function_calls>`` ends it; text around the calls is kept.
+- ``lfm2``: the list between ``<|tool_call_start|>`` and ``<|tool_call_end|>``; the text before
+  and after the calls stripped and joined by a newline.
+- ``step5``: Qwen3-Coder's ``<tool_call><function=...>`` calls (as ``qwen3_coder``), content
+  as written.
 
 Each case's expected message is vLLM 0.33.0's whole answer for the same text, names, prompt and
 tokenizer fixture (``vllm/tool_parsers/pythonic_tool_parser.py``,
-``vllm/tool_parsers/llama4_pythonic_tool_parser.py``, ``vllm/tool_parsers/utils.py``, run on
+``vllm/tool_parsers/llama4_pythonic_tool_parser.py``, ``vllm/tool_parsers/olmo3_tool_parser.py``,
+``vllm/tool_parsers/lfm2_tool_parser.py``, ``vllm/tool_parsers/step5_tool_parser.py``,
+``vllm/tool_parsers/utils.py``, run on
 CPU from the 0.33.0 wheel), except where a comment says how vLLM's differs and why the answer
 here is kept. vLLM's whole answer first matches a regular expression that wants the list's
 first name right after ``[``, no whitespace around a call, and only keyword arguments, then
@@ -37,6 +47,14 @@ from helpers.parsers_oracle import SERVED, Message, chat_request
 from helpers.parsers_util import derenderer_class, expected_finish, stream, whole
 from helpers.real_tokenizers import load_tokenizer
 from helpers.stream_util import load_detokenizer
+from test_templates_think import Case as Named
+from test_templates_think import run
+
+STEP5_CALL = (
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n"
+    "</tool_call>"
+)
+HEAD = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
 
 LLAMA_HEAD = (
     "<|start_header_id|>user<|end_header_id|>\n\nWeather?<|eot_id|>"
@@ -278,3 +296,356 @@ def test_the_names_are_served() -> None:
         ("llama4-derived", "llama4_pythonic"),
     ):
         assert _derenderer(fixture, tool, "resumable").tool_parser == tool
+
+
+NAMED = [
+    Named(
+        "olmo3-both-think",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        "<think>I should check.</think>It is sunny.",
+        Message("It is sunny.", "I should check.", ()),
+    ),
+    Named(
+        "olmo3-both-no-open",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        "I should check.</think>It is sunny.",
+        Message("It is sunny.", "I should check.", ()),
+    ),
+    # vLLM's whole answer is the text as content (no `</think>`); its stream gives reasoning,
+    # as here: the output starts in reasoning.
+    Named(
+        "olmo3-both-no-close",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        "<think>I should check.",
+        Message("", "I should check.", ()),
+    ),
+    # vLLM's whole answer is content (no `</think>`); its stream gives reasoning, as here.
+    Named(
+        "olmo3-both-plain",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        "It is sunny.",
+        Message("", "It is sunny.", ()),
+    ),
+    Named(
+        "olmo3-both-ws",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        "<think>\nI should check.\n</think>\n\nIt is sunny.",
+        Message("\n\nIt is sunny.", "\nI should check.\n", ()),
+    ),
+    Named(
+        "olmo3-both-second-think",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        "<think>a</think>b<think>c</think>d",
+        Message("b<think>c</think>d", "a", ()),
+    ),
+    Named(
+        "olmo3-both-calls",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        "<think>Check.</think><function_calls>\nget_weather(city=\"Paris\")\nsearch(query='x')\n</function_calls>",
+        Message("", "Check.", (("get_weather", '{"city": "Paris"}'), ("search", '{"query": "x"}'))),
+    ),
+    Named(
+        "olmo3-both-calls-one",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        '<function_calls>get_weather(city="Paris")</function_calls>',
+        Message("", "", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+    # vLLM's whole answer drops the text before the calls; here it is kept (reasoning, which
+    # the calls end).
+    Named(
+        "olmo3-both-calls-text-before",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        'Sure.\n<function_calls>\nget_weather(city="Paris")\n</function_calls>',
+        Message("", "Sure.\n", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+    # vLLM's whole answer drops the text after the calls; here it is content.
+    Named(
+        "olmo3-both-calls-text-after",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        '<function_calls>\nget_weather(city="Paris")\n</function_calls>\nDone.',
+        Message("Done.", "", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+    Named(
+        "olmo3-both-calls-json-lit",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        '<function_calls>\nsearch(query="x", filters={"a": true, "b": null})\n</function_calls>',
+        Message("", "", (("search", '{"query": "x", "filters": {"a": true, "b": null}}'),)),
+    ),
+    # vLLM's whole answer reads calls without `<function_calls>`; its stream gives them as
+    # text, as here.
+    Named(
+        "olmo3-both-bare-calls",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        'get_weather(city="Paris")',
+        Message("", 'get_weather(city="Paris")', ()),
+    ),
+    Named(
+        "olmo3-both-calls-comma",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        '<function_calls>get_weather(city="Paris"), get_time()</function_calls>',
+        Message("", "", (("get_weather", '{"city": "Paris"}'), ("get_time", "{}"))),
+    ),
+    # Cut: vLLM's whole answer is the text as content; here the call is sent as far as it
+    # came, as written.
+    Named(
+        "olmo3-both-calls-cut",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        '<function_calls>\nget_weather(city="Pa',
+        Message("", "", (("get_weather", 'city="Pa'),)),
+    ),
+    # vLLM's answer is the text as content; here it is reasoning (the output starts in it, and
+    # `[` is no call).
+    Named(
+        "olmo3-both-calls-bracket",
+        "llama-3.2-instruct",
+        "olmo3",
+        "olmo3",
+        HEAD,
+        '<function_calls>[get_weather(city="Paris")]</function_calls>',
+        Message("", '<function_calls>[get_weather(city="Paris")]</function_calls>', ()),
+    ),
+    # vLLM's whole answer drops the text before the calls; here it is content.
+    Named(
+        "olmo3-t-calls",
+        "llama-3.2-instruct",
+        None,
+        "olmo3",
+        HEAD,
+        "<think>Check.</think><function_calls>\nget_weather(city=\"Paris\")\nsearch(query='x')\n</function_calls>",
+        Message(
+            "<think>Check.</think>",
+            "",
+            (("get_weather", '{"city": "Paris"}'), ("search", '{"query": "x"}')),
+        ),
+    ),
+    Named(
+        "olmo3-t-calls-one",
+        "llama-3.2-instruct",
+        None,
+        "olmo3",
+        HEAD,
+        '<function_calls>get_weather(city="Paris")</function_calls>',
+        Message("", "", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+    # vLLM's whole answer drops the text before the calls; here it is content.
+    Named(
+        "olmo3-t-calls-text-before",
+        "llama-3.2-instruct",
+        None,
+        "olmo3",
+        HEAD,
+        'Sure.\n<function_calls>\nget_weather(city="Paris")\n</function_calls>',
+        Message("Sure.\n", "", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+    Named(
+        "olmo3-t-plain",
+        "llama-3.2-instruct",
+        None,
+        "olmo3",
+        HEAD,
+        "It is sunny.",
+        Message("It is sunny.", "", ()),
+    ),
+    Named(
+        "lfm2-one",
+        "lfm2-derived",
+        None,
+        "lfm2",
+        HEAD,
+        '<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>',
+        Message("", "", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+    Named(
+        "lfm2-around",
+        "lfm2-derived",
+        None,
+        "lfm2",
+        HEAD,
+        'Let me check.\n<|tool_call_start|>[get_weather(city="Paris"), get_time()]<|tool_call_end|>\nThe weather in Paris is sunny.',  # noqa: E501
+        Message(
+            "Let me check.\nThe weather in Paris is sunny.",
+            "",
+            (("get_weather", '{"city": "Paris"}'), ("get_time", "{}")),
+        ),
+    ),
+    Named(
+        "lfm2-text",
+        "lfm2-derived",
+        None,
+        "lfm2",
+        HEAD,
+        "It is sunny.",
+        Message("It is sunny.", "", ()),
+    ),
+    Named(
+        "lfm2-no-end",
+        "lfm2-derived",
+        None,
+        "lfm2",
+        HEAD,
+        '<|tool_call_start|>[get_weather(city="Paris")]',
+        Message("", "", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+    Named(
+        "lfm2-spaces",
+        "lfm2-derived",
+        None,
+        "lfm2",
+        HEAD,
+        '<|tool_call_start|> [get_weather(city="Paris")] <|tool_call_end|>',
+        Message("", "", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+    Named(
+        "lfm2-zeros",
+        "lfm2-derived",
+        None,
+        "lfm2",
+        HEAD,
+        '<|tool_call_start|>[search(query="x", filters={"n": 007})]<|tool_call_end|>',
+        Message("", "", (("search", '{"query": "x", "filters": {"n": 7}}'),)),
+    ),
+    Named(
+        "lfm2-reserved",
+        "lfm2-derived",
+        None,
+        "lfm2",
+        HEAD,
+        '<|tool_call_start|>[search(query="x", from=1)]<|tool_call_end|>',
+        Message("", "", (("search", '{"query": "x", "from": 1}'),)),
+    ),
+    Named(
+        "lfm2-newline",
+        "lfm2-derived",
+        None,
+        "lfm2",
+        HEAD,
+        '<|tool_call_start|>[search(query="a\nb")]<|tool_call_end|>',
+        Message("", "", (("search", '{"query": "a\\nb"}'),)),
+    ),
+    # vLLM's whole answer drops an echoed call before a second `<|tool_call_end|>`; here it is
+    # content.
+    Named(
+        "lfm2-echo",
+        "lfm2-derived",
+        None,
+        "lfm2",
+        HEAD,
+        "<|tool_call_start|>[get_time()]<|tool_call_end|>[get_time()]<|tool_call_end|>Done.",
+        Message("[get_time()]<|tool_call_end|>Done.", "", (("get_time", "{}"),)),
+    ),
+    Named(
+        "lfm2-not-list",
+        "lfm2-derived",
+        None,
+        "lfm2",
+        HEAD,
+        "<|tool_call_start|>get_time()<|tool_call_end|>",
+        Message("<|tool_call_start|>get_time()<|tool_call_end|>", "", ()),
+    ),
+    # vLLM's whole answer reads only the first block and drops the rest; here both blocks are
+    # calls and the text between them content.
+    Named(
+        "lfm2-two-blocks",
+        "lfm2-derived",
+        None,
+        "lfm2",
+        HEAD,
+        '<|tool_call_start|>[get_time()]<|tool_call_end|>x<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>',
+        Message("x", "", (("get_time", "{}"), ("get_weather", '{"city": "Paris"}'))),
+    ),
+    Named(
+        "step5-call",
+        "qwen3",
+        None,
+        "step5",
+        HEAD,
+        STEP5_CALL,
+        Message("", "", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+    Named(
+        "step5-ws-before",
+        "qwen3",
+        None,
+        "step5",
+        HEAD,
+        "\n\n" + STEP5_CALL,
+        Message("", "", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+    # vLLM's whole answer drops the text after the call; its stream keeps it, as here (the
+    # whitespace after `</tool_call>` dropped).
+    Named(
+        "step5-text-before",
+        "qwen3",
+        None,
+        "step5",
+        HEAD,
+        "  Sure.  \n" + STEP5_CALL + "\n after ",
+        Message("  Sure.  \nafter ", "", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+    Named(
+        "step5-text",
+        "qwen3",
+        None,
+        "step5",
+        HEAD,
+        "  It is sunny.  ",
+        Message("  It is sunny.  ", "", ()),
+    ),
+    Named(
+        "step5-think",
+        "qwen3",
+        None,
+        "step5",
+        HEAD,
+        "<think>r</think>\n" + STEP5_CALL,
+        Message("<think>r</think>\n", "", (("get_weather", '{"city": "Paris"}'),)),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", NAMED, ids=lambda c: c.label)
+@pytest.mark.parametrize("mode", ["resumable", "replay"])
+def test_named_whole_and_streamed(case: Named, mode: str) -> None:
+    run(case, mode)

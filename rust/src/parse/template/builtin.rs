@@ -426,8 +426,40 @@ const LLAMA4_PYTHONIC: &str = r##"{
   }
 }"##;
 
+/// Olmo 3: `<think>` reasoning (plain text; the output starts in it) and Python calls one a
+/// line between `<function_calls>` and `</function_calls>`.
+const OLMO3: &str = r##"{
+  "start_anchor": "<|im_start|>assistant\n",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
+    "tool_calls": {
+      "open_pattern": "<function_calls>\\s*(?P<name>[a-zA-Z]\\w*)\\s*\\(",
+      "close_pattern": "</function_calls>\\s*", "repeats": true,
+      "content": "pythonic", "content_args": {"lines": true}
+    },
+    "content": {}
+  }
+}"##;
+
+/// LFM2: a Python call list between `<|tool_call_start|>` and `<|tool_call_end|>`; the text
+/// before and after the calls joined by a newline.
+const LFM2: &str = r##"{
+  "start_anchor": "<|im_start|>assistant\n",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "<\\|tool_call_start\\|>\\s*\\[\\s*(?P<name>[a-zA-Z_][\\w.]*)\\s*\\(",
+      "close": "<|tool_call_end|>", "repeats": true, "content": "pythonic"
+    },
+    "content": {"repeats": true, "join": "\n"}
+  }
+}"##;
+
+/// Nemotron 3 (and Granite 4.2's `granite_thinking_parser`): Qwen3's `<think>` reasoning (its
+/// calls, Qwen3-Coder's, come from the `qwen3_coder` template named beside it).
+const NEMOTRON_V3: &str = QWEN3;
+
 /// The built-in templates' names, in the order they are listed.
-pub const TEMPLATES: [&str; 28] = [
+pub const TEMPLATES: [&str; 32] = [
     "qwen3_template",
     "qwen3_coder",
     "deepseek_r1_template",
@@ -456,9 +488,13 @@ pub const TEMPLATES: [&str; 28] = [
     "apertus",
     "pythonic",
     "llama4_pythonic",
+    "olmo3",
+    "lfm2",
+    "nemotron_v3",
+    "granite_thinking_parser",
 ];
 
-const JSON: [&str; 28] = [
+const JSON: [&str; 32] = [
     QWEN3,
     QWEN3_CODER,
     DEEPSEEK_R1,
@@ -487,6 +523,10 @@ const JSON: [&str; 28] = [
     APERTUS,
     PYTHONIC,
     LLAMA4_PYTHONIC,
+    OLMO3,
+    LFM2,
+    NEMOTRON_V3,
+    NEMOTRON_V3,
 ];
 
 /// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
@@ -503,8 +543,10 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         "deepseek_r1_template" | "deepseek_v3" | "deepseek_v31" | "mistral" | "gpt_oss" => {
             Some(false)
         }
-        "glm45" | "kimi_k2" | "mistral_v11" => Some(true),
-        "pythonic" | "llama4_pythonic" => Some(false),
+        "glm45" | "kimi_k2" | "mistral_v11" | "nemotron_v3" | "granite_thinking_parser" => {
+            Some(true)
+        }
+        "pythonic" | "llama4_pythonic" | "olmo3" => Some(false),
         _ => None,
     }
 }

@@ -52,6 +52,8 @@ pub(crate) struct Knobs<'r> {
     /// the fields' `strip` say: content as written, reasoning as written or (`Some(true)`)
     /// without its trailing whitespace. `None`: the template's `strip`.
     pub vllm_space: Option<bool>,
+    /// The output's first content loses its leading newlines (`granite_thinking_parser`).
+    pub content_lstrip_newlines: bool,
 }
 
 /// How a region's text is stripped.
@@ -601,8 +603,8 @@ impl TemplateState {
         };
         match calls {
             Calls::Object { .. } => self.scan = Some(Scan::default()),
-            Calls::Pythonic { name } => {
-                self.py = Some(Py::default());
+            Calls::Pythonic { name, lines } => {
+                self.py = Some(Py::new(*lines));
                 let name = caps.iter().find(|(g, _)| g == name).map(|(_, v)| v.clone());
                 self.list_event(k, Event::Name(name.unwrap_or_default()), out);
             }
@@ -747,6 +749,17 @@ impl TemplateState {
             }
             Role::Tools(Calls::Raw { .. }) | Role::Content | Role::Reasoning => {
                 let muted = !k.rules.parallel && self.calls > 1;
+                let bit = 1u32 << (index % 32);
+                let text = if k.content_lstrip_newlines
+                    && matches!(f.role, Role::Content)
+                    && !self.texted
+                    && self.space.is_empty()
+                    && self.sent & bit == 0
+                {
+                    text.trim_start_matches('\n')
+                } else {
+                    text
+                };
                 let strip = match (k.vllm_space, &f.role) {
                     (Some(_), Role::Content) => Strip::Lead,
                     (Some(false), Role::Reasoning) => Strip::None,

@@ -95,6 +95,9 @@ pub struct Py {
     /// The argument text was longer than [`MAX_ARGS`].
     #[serde(rename = "x", default, skip_serializing_if = "std::ops::Not::not")]
     over: bool,
+    /// Calls one a line, not bracketed (Olmo 3).
+    #[serde(rename = "n", default, skip_serializing_if = "std::ops::Not::not")]
+    lines: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -114,6 +117,14 @@ fn name_char(c: char) -> bool {
 }
 
 impl Py {
+    /// A scanner in the first call's arguments (the open delimiter took its `(`).
+    pub(crate) fn new(lines: bool) -> Py {
+        Py {
+            lines,
+            ..Py::default()
+        }
+    }
+
     /// Whether a carried state is one the scanner could have written.
     pub(crate) fn check(&self) -> Result<(), String> {
         crate::parse::carry::carried("call list text", self.text.len(), MAX_ARGS + 4)
@@ -172,14 +183,18 @@ impl Py {
                     self.phase = Phase::Before;
                     true
                 }
-                ']' => {
+                '\n' if self.lines => {
+                    self.phase = Phase::Before;
+                    true
+                }
+                ']' if !self.lines => {
                     self.phase = Phase::Done;
                     true
                 }
                 _ => c.is_whitespace(),
             },
             Phase::Before => match c {
-                ']' => {
+                ']' if !self.lines => {
                     self.phase = Phase::Done;
                     true
                 }
@@ -776,11 +791,9 @@ impl Parser<'_> {
         if trimmed.is_empty() {
             return (!clean.is_empty()).then(|| Val::Int("0".to_owned()));
         }
-        if trimmed.len() != clean.len() {
-            // Python refuses leading zeros on a decimal integer.
-            return None;
-        }
-        Some(Val::Int(clean))
+        // Python refuses leading zeros on a decimal integer; they are read as the number
+        // (as vLLM's `lfm2` reads them).
+        Some(Val::Int(trimmed.to_owned()))
     }
 
     fn take_while(&mut self, keep: impl Fn(char) -> bool) -> &str {
@@ -831,6 +844,7 @@ mod tests {
             ("1, 'x', k=1,", r#"{"k": 1}"#),
             ("", "{}"),
             ("c='a', u=1, c='b'", r#"{"c": "b", "u": 1}"#),
+            ("n=007, z=00", r#"{"n": 7, "z": 0}"#),
             ("x=1e16, y=1_000", r#"{"x": 1e+16, "y": 1000}"#),
         ];
         for (src, want) in cases {
@@ -848,7 +862,6 @@ mod tests {
             "x={true: 1}",
             "x={-1: 1}",
             "x=[1,",
-            "x=01",
             "x='\\N{DASH}'",
         ] {
             assert_eq!(args(src), None, "{src}");

@@ -40,7 +40,9 @@ pub(crate) enum Calls {
     /// A Python list of calls (`[f(x=1), g(y='a')]`, [`super::pythonic`]) after the open
     /// delimiter, which captures the first call's name (the group `name`, or the one the
     /// transform names) and takes its `(`; the region ends with the list.
-    Pythonic { name: String },
+    /// With `lines` (`content_args.lines`, Olmo 3's form), the calls are not bracketed: they
+    /// are one a line (or comma-separated), and the list ends where a line is no call.
+    Pythonic { name: String, lines: bool },
 }
 
 /// How a tag's value is read (`content_args.value_parser`).
@@ -278,7 +280,8 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
                     ));
                 }
             };
-            Ok(Calls::Pythonic { name })
+            let lines = raw.content_args.get("lines") == Some(&Value::Bool(true));
+            Ok(Calls::Pythonic { name, lines })
         }
         other => Err(format!(
             "{scope}: tool calls parsed as {other:?} are not supported (json, xml-inline or \
