@@ -402,7 +402,63 @@ const APERTUS: &str = r##"{
   }
 }"##;
 
-/// The built-in templates' names, in the order they are listed.
+/// Llama 3.2 (and ToolACE): the output is a Python list of calls, `[get_weather(city="Paris")]`,
+/// from its first char (vLLM's `pythonic` reads a call list only there).
+const PYTHONIC: &str = r##"{
+  "start_anchor": "<|start_header_id|>assistant<|end_header_id|>\n\n",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "^\\[\\s*(?P<name>[a-zA-Z]\\w*)\\s*\\(", "content": "pythonic"
+    },
+    "content": {}
+  }
+}"##;
+
+/// Llama 4: `pythonic`'s list, optionally between `<|python_start|>` and `<|python_end|>` (the
+/// close is taken where it follows the list).
+const LLAMA4_PYTHONIC: &str = r##"{
+  "start_anchor": "<|header_start|>assistant<|header_end|>\n\n",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "^(?:<\\|python_start\\|>)?\\[\\s*(?P<name>[a-zA-Z]\\w*)\\s*\\(",
+      "close": "<|python_end|>", "content": "pythonic"
+    },
+    "content": {}
+  }
+}"##;
+
+/// Olmo 3: `<think>` reasoning (plain text; the output starts in it) and Python calls one a
+/// line between `<function_calls>` and `</function_calls>`.
+const OLMO3: &str = r##"{
+  "start_anchor": "<|im_start|>assistant\n",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
+    "tool_calls": {
+      "open_pattern": "<function_calls>\\s*(?P<name>[a-zA-Z]\\w*)\\s*\\(",
+      "close_pattern": "</function_calls>\\s*", "repeats": true,
+      "content": "pythonic", "content_args": {"lines": true}
+    },
+    "content": {}
+  }
+}"##;
+
+/// LFM2: a Python call list between `<|tool_call_start|>` and `<|tool_call_end|>`; the text
+/// before and after the calls joined by a newline.
+const LFM2: &str = r##"{
+  "start_anchor": "<|im_start|>assistant\n",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "<\\|tool_call_start\\|>\\s*\\[\\s*(?P<name>[a-zA-Z_][\\w.]*)\\s*\\(",
+      "close": "<|tool_call_end|>", "repeats": true, "content": "pythonic"
+    },
+    "content": {"repeats": true, "join": "\n"}
+  }
+}"##;
+
+/// Nemotron 3 (and Granite 4.2's `granite_thinking_parser`): Qwen3's `<think>` reasoning (its
+/// calls, Qwen3-Coder's, come from the `qwen3_coder` template named beside it).
+const NEMOTRON_V3: &str = QWEN3;
+
 /// Gemma 4: reasoning in a `<|channel>` block (its `thought` line dropped) closed by `<channel|>`,
 /// and `<|tool_call>call:NAME{key:value,...}<tool_call|>` calls whose strings are delimited by
 /// `<|"|>`, bare values read as strings and typed by the tool's schema.
@@ -441,7 +497,7 @@ const FUNCTIONGEMMA: &str = r##"{
 }"##;
 
 /// The built-in templates' names, each also a parser name of both kinds.
-pub const TEMPLATES: [&str; 28] = [
+pub const TEMPLATES: [&str; 34] = [
     "qwen3_template",
     "qwen3_coder",
     "deepseek_r1_template",
@@ -470,9 +526,15 @@ pub const TEMPLATES: [&str; 28] = [
     "apertus",
     "gemma4",
     "functiongemma",
+    "pythonic",
+    "llama4_pythonic",
+    "olmo3",
+    "lfm2",
+    "nemotron_v3",
+    "granite_thinking_parser",
 ];
 
-const JSON: [&str; 28] = [
+const JSON: [&str; 34] = [
     QWEN3,
     QWEN3_CODER,
     DEEPSEEK_R1,
@@ -501,6 +563,12 @@ const JSON: [&str; 28] = [
     APERTUS,
     GEMMA4,
     FUNCTIONGEMMA,
+    PYTHONIC,
+    LLAMA4_PYTHONIC,
+    OLMO3,
+    LFM2,
+    NEMOTRON_V3,
+    NEMOTRON_V3,
 ];
 
 /// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
@@ -517,7 +585,13 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         "deepseek_r1_template" | "deepseek_v3" | "deepseek_v31" | "mistral" | "gpt_oss" => {
             Some(false)
         }
-        "glm45" | "kimi_k2" | "mistral_v11" | "gemma4" => Some(true),
+        "glm45"
+        | "kimi_k2"
+        | "mistral_v11"
+        | "gemma4"
+        | "nemotron_v3"
+        | "granite_thinking_parser" => Some(true),
+        "pythonic" | "llama4_pythonic" | "olmo3" => Some(false),
         _ => None,
     }
 }

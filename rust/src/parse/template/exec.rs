@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::args::{Args, Step};
 use super::delim::{Delim, Found};
+use super::pythonic::{Event, Py, list_event};
 use super::spec::{Calls, Role, Template, Values};
 use super::typed::{self, Typing, Val};
 use crate::parse::carry::carried;
@@ -51,6 +52,8 @@ pub(crate) struct Knobs<'r> {
     /// the fields' `strip` say: content as written, reasoning as written or (`Some(true)`)
     /// without its trailing whitespace. `None`: the template's `strip`.
     pub vllm_space: Option<bool>,
+    /// The output's first content loses its leading newlines (`granite_thinking_parser`).
+    pub content_lstrip_newlines: bool,
 }
 
 /// How a region's text is stripped.
@@ -125,6 +128,9 @@ pub struct TemplateState {
     /// A reasoning region has closed.
     #[serde(rename = "r", default, skip_serializing_if = "std::ops::Not::not")]
     reasoned: bool,
+    /// The open Python call list's scanner.
+    #[serde(rename = "y", default, skip_serializing_if = "Option::is_none")]
+    py: Option<Py>,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -168,6 +174,7 @@ impl TemplateState {
         carried("held whitespace", self.space.len(), MAX_SPACE + 4)?;
         carried("call text", self.body.len(), MAX_BODY + 4)?;
         carried("call name", self.name.len(), MAX_HELD + 4)?;
+        self.py.as_ref().map_or(Ok(()), Py::check)?;
         self.scan.as_ref().map_or(Ok(()), Scan::check)
     }
 
@@ -344,6 +351,7 @@ impl TemplateState {
             Role::Tools(Calls::Object { .. }) if f.close.is_none() => {
                 self.scan.as_ref().is_some_and(Scan::done)
             }
+            Role::Tools(Calls::Pythonic { .. }) => self.py.as_ref().is_some_and(Py::done),
             _ => false,
         }
     }
@@ -438,6 +446,13 @@ impl TemplateState {
                 let mut sink = Sink::keyed(&mut self.calls, k.rules, out, name, arguments);
                 scan.feed_until_done(text, &mut sink)
             }
+            Role::Tools(Calls::Pythonic { .. }) => {
+                if text.is_empty() {
+                    return 0;
+                }
+                self.opened = true;
+                self.feed_list(k, text, out)
+            }
             _ => {
                 self.accumulate(t, k, text, out);
                 text.len()
@@ -485,7 +500,13 @@ impl TemplateState {
         match self.current {
             Some(c) => {
                 let c = usize::from(c);
-                if let Some((f, d)) = t.fields.get(c).and_then(|f| Some((f, f.close.as_ref()?))) {
+                // A Python call list's close is taken only where the list ends (`end_call`).
+                if let Some((f, d)) = t
+                    .fields
+                    .get(c)
+                    .filter(|f| !matches!(f.role, Role::Tools(Calls::Pythonic { .. })))
+                    .and_then(|f| Some((f, f.close.as_ref()?)))
+                {
                     consider(c, false, d, &f.name);
                 }
                 // A call's open ends reasoning, where the reasoning parser's name says so.
@@ -544,6 +565,7 @@ impl TemplateState {
         self.args = Args::default();
         self.fresh = false;
         self.name.clear();
+        self.py = None;
     }
 
     /// Opens the first reasoning field's region, as if its open delimiter had matched (the
@@ -581,6 +603,11 @@ impl TemplateState {
         };
         match calls {
             Calls::Object { .. } => self.scan = Some(Scan::default()),
+            Calls::Pythonic { name, lines } => {
+                self.py = Some(Py::new(*lines));
+                let name = caps.iter().find(|(g, _)| g == name).map(|(_, v)| v.clone());
+                self.list_event(k, Event::Name(name.unwrap_or_default()), out);
+            }
             Calls::Raw { name } | Calls::Lax { name, .. } | Calls::Tags { name, .. } => {
                 if matches!(calls, Calls::Raw { .. }) {
                     self.args = Args::after_open(text);
@@ -685,6 +712,12 @@ impl TemplateState {
                         }
                     }
                     Calls::Raw { .. } => {}
+                    Calls::Pythonic { .. } => {
+                        if let Some(mut py) = self.py.take() {
+                            let calls = &mut self.calls;
+                            py.finish(&mut |e| list_event(calls, k, e, out));
+                        }
+                    }
                 }
             }
         }
@@ -720,11 +753,25 @@ impl TemplateState {
             Role::Tools(Calls::Tags { .. } | Calls::Lax { .. }) => {
                 self.keep_body(text);
             }
+            Role::Tools(Calls::Pythonic { .. }) => {
+                self.feed_list(k, text, out);
+            }
             Role::Tools(Calls::Raw { .. }) if !self.name.is_empty() => {
                 self.keep_body(text);
             }
             Role::Tools(Calls::Raw { .. }) | Role::Content | Role::Reasoning => {
                 let muted = !k.rules.parallel && self.calls > 1;
+                let bit = 1u32 << (index % 32);
+                let text = if k.content_lstrip_newlines
+                    && matches!(f.role, Role::Content)
+                    && !self.texted
+                    && self.space.is_empty()
+                    && self.sent & bit == 0
+                {
+                    text.trim_start_matches('\n')
+                } else {
+                    text
+                };
                 let strip = match (k.vllm_space, &f.role) {
                     (Some(_), Role::Content) => Strip::Lead,
                     (Some(false), Role::Reasoning) => Strip::None,
@@ -735,6 +782,17 @@ impl TemplateState {
                 self.text(index, strip, &f.join, &f.role, muted, text, out);
             }
         }
+    }
+
+    /// Text of a Python call list, up to where the list ends; returns the bytes taken.
+    fn feed_list(&mut self, k: Knobs<'_>, text: &str, out: &mut Delta) -> usize {
+        let py = self.py.get_or_insert_with(Py::default);
+        let calls = &mut self.calls;
+        py.feed(text, &mut |e| list_event(calls, k, e, out))
+    }
+
+    fn list_event(&mut self, k: Knobs<'_>, e: Event, out: &mut Delta) {
+        list_event(&mut self.calls, k, e, out);
     }
 
     /// Keeps a built call's text, up to [`MAX_BODY`] bytes.

@@ -71,6 +71,7 @@ mod delim;
 mod exec;
 mod lax;
 mod names;
+mod pythonic;
 mod spec;
 mod typed;
 
@@ -123,6 +124,8 @@ enum Start {
     Qwen3,
     /// `deepseek_r1`, `ernie45`, `step3`: always on.
     DeepSeekR1,
+    /// `olmo3`: always on; a call's open delimiter ends it.
+    UntilCall,
     /// `granite`, `hunyuan_a13b`: on, but the output starts in content: reasoning is where the
     /// output's open delimiter opens it, once.
     Marked,
@@ -144,8 +147,15 @@ impl Start {
     /// The rule of the reasoning parser named `name`.
     fn of(name: Option<&str>) -> Start {
         match name {
-            Some("qwen3" | "qwen3_template" | "qwen3_coder") => Start::Qwen3,
+            Some(
+                "qwen3"
+                | "qwen3_template"
+                | "qwen3_coder"
+                | "nemotron_v3"
+                | "granite_thinking_parser",
+            ) => Start::Qwen3,
             Some("deepseek_r1" | "deepseek_r1_template" | "ernie45" | "step3") => Start::DeepSeekR1,
+            Some("olmo3") => Start::UntilCall,
             Some("granite" | "hunyuan_a13b") => Start::Marked,
             Some("glm45" | "kimi_k2" | "ling3") => Start::UnlessOff,
             Some("deepseek_v3") => Start::Asked,
@@ -158,7 +168,11 @@ impl Start {
     /// Whether reasoning is on for a request with these rules.
     fn on(self, rules: &super::ToolRules) -> bool {
         match self {
-            Start::AsWritten | Start::DeepSeekR1 | Start::Marked | Start::Opened => true,
+            Start::AsWritten
+            | Start::DeepSeekR1
+            | Start::UntilCall
+            | Start::Marked
+            | Start::Opened => true,
             Start::Qwen3 => rules.thinking,
             Start::UnlessOff | Start::AskedUnlessOff => rules.thinking_unless_off,
             Start::Asked => rules.thinking_asked,
@@ -198,8 +212,9 @@ impl TemplateParser {
             reasoning: self.reasoning && self.start.on(&cx.rules),
             calls_end_reasoning: matches!(
                 self.start,
-                Start::Qwen3 | Start::UnlessOff | Start::Opened
+                Start::Qwen3 | Start::UnlessOff | Start::UntilCall | Start::Opened
             ),
+            content_lstrip_newlines: self.names[0] == "granite_thinking_parser",
             reasoning_once: !matches!(self.start, Start::AsWritten | Start::Opened),
             tools: self.tools,
             rules: cx.rules,

@@ -34,8 +34,8 @@ impl Kind {
 /// vLLM 0.33.0's names that another name's parser serves here, as vLLM's registries map them
 /// to one class (`glm47` and `glm45`, `qwen3_json` and `hermes`, ...): `(kind, vLLM's name,
 /// the name that serves it)`; `None` for the kind means both. `mistral` is not here: which
-/// template serves it depends on the vocabulary (see [`crate::select_parser`]).
-pub const ALIASES: [(Option<Kind>, &str, &str); 9] = [
+/// template serves it depends on the vocabulary ([`resolve`]).
+pub const ALIASES: [(Option<Kind>, &str, &str); 10] = [
     (Some(Kind::Tool), "openai", "gpt_oss"),
     (Some(Kind::Reasoning), "openai_gptoss", "gpt_oss"),
     (None, "glm47", "glm45"),
@@ -46,6 +46,8 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 9] = [
     // DeepSeek-V3's reasoning with thinking on unless the request switches it off.
     (Some(Kind::Reasoning), "holo2", "deepseek_v3"),
     (Some(Kind::Reasoning), "step5", "deepseek_r1"),
+    // Qwen3-Coder's calls, the content's whitespace as written.
+    (Some(Kind::Tool), "step5", "qwen3_coder"),
 ];
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template

@@ -37,6 +37,12 @@ pub(crate) enum Calls {
         tag: Box<regex::Regex>,
         values: Values,
     },
+    /// A Python list of calls (`[f(x=1), g(y='a')]`, [`super::pythonic`]) after the open
+    /// delimiter, which captures the first call's name (the group `name`, or the one the
+    /// transform names) and takes its `(`; the region ends with the list.
+    /// With `lines` (`content_args.lines`, Olmo 3's form), the calls are not bracketed: they
+    /// are one a line (or comma-separated), and the list ends where a line is no call.
+    Pythonic { name: String, lines: bool },
 }
 
 /// How a tag's value is read (`content_args.value_parser`).
@@ -117,7 +123,7 @@ fn text() -> String {
     "text".to_owned()
 }
 
-const CONTENT_PARSERS: [&str; 7] = [
+const CONTENT_PARSERS: [&str; 8] = [
     "text",
     "int",
     "float",
@@ -125,6 +131,7 @@ const CONTENT_PARSERS: [&str; 7] = [
     "json",
     "xml-inline",
     "kv-lines",
+    "pythonic",
 ];
 
 /// A literal delimiter (a string or a list of strings) or a pattern; at most one of the two.
@@ -263,8 +270,22 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
                 values,
             })
         }
+        "pythonic" => {
+            let name = match name_from {
+                Some(_) => captured(&name_from).ok_or_else(unsupported)?,
+                None if groups.iter().any(|g| g == "name") => "name".to_owned(),
+                None => {
+                    return Err(format!(
+                        "{scope}: pythonic calls need an open pattern capturing 'name'"
+                    ));
+                }
+            };
+            let lines = raw.content_args.get("lines") == Some(&Value::Bool(true));
+            Ok(Calls::Pythonic { name, lines })
+        }
         other => Err(format!(
-            "{scope}: tool calls parsed as {other:?} are not supported (json or xml-inline)"
+            "{scope}: tool calls parsed as {other:?} are not supported (json, xml-inline or \
+             pythonic)"
         )),
     }
 }

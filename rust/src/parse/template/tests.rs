@@ -14,6 +14,7 @@ fn knobs() -> Knobs<'static> {
         request: None,
         typing: super::typed::Typing::Transformers,
         vllm_space: None,
+        content_lstrip_newlines: false,
         reasoning: true,
         calls_end_reasoning: false,
         reasoning_once: false,
