@@ -41,6 +41,7 @@ __all__ = [
     "builtin_template",
     "error_body",
     "error_type",
+    "parser_refusal",
 ]
 
 __version__: str
@@ -71,6 +72,10 @@ TOOL_NAMES: tuple[str, ...]
 PARSER_STATES: tuple[str, ...]
 STATE_KEYS: tuple[str, ...]
 VLLM_STATE_KEYS: tuple[str, ...]
+
+def parser_refusal(kind: str, name: str) -> str | None:
+    """Why vLLM's parser name ``name`` of ``kind`` (``"tool"`` or ``"reasoning"``) is not
+    served here, or ``None`` for a name that is not refused."""
 
 def builtin_template(name: str) -> str | None:
     """A built-in response template's JSON text, or ``None`` for a name that is not one."""

@@ -223,6 +223,20 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _parser_name(kind: str) -> Callable[[str], str]:
+    """An argparse type: a parser name of ``kind``; a name vLLM has and this server does not
+    serve yet is refused with the reason (``choices`` then refuses unknown names)."""
+
+    def check(name: str) -> str:
+        why = _core.parser_refusal(kind, name)
+        if why is not None:
+            raise argparse.ArgumentTypeError(why)
+        return name
+
+    check.__name__ = f"{kind} parser name"
+    return check
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs the command line."""
     from .server import (
@@ -329,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve.add_argument(
         "--reasoning-parser",
+        type=_parser_name("reasoning"),
         choices=_core.REASONING_NAMES,
         metavar="NAME",
         help="parse reasoning in chat: one of vLLM's reasoning parser names (%(choices)s), or "
@@ -336,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve.add_argument(
         "--tool-call-parser",
+        type=_parser_name("tool"),
         choices=_core.TOOL_NAMES,
         metavar="NAME",
         help="parse tool calls in chat: one of vLLM's tool-call parser names (%(choices)s), or "

@@ -124,6 +124,30 @@ mod _core {
         crate::parse::builtin_json(name)
     }
 
+    /// Why vLLM's parser name ``name`` is not served here, or ``None`` for a name that is not
+    /// refused (one that is served, or an unknown one).
+    ///
+    /// Args:
+    ///     kind: ``"tool"`` or ``"reasoning"``.
+    ///     name: A parser name.
+    ///
+    /// Raises:
+    ///     ValueError: ``kind`` is neither.
+    #[pyfunction]
+    fn parser_refusal(kind: &str, name: &str) -> PyResult<Option<String>> {
+        use crate::parse::Kind;
+        let kind = match kind {
+            "tool" => Kind::Tool,
+            "reasoning" => Kind::Reasoning,
+            _ => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "kind must be \"tool\" or \"reasoning\", not {kind:?}"
+                )));
+            }
+        };
+        Ok(crate::parse::parser_refusal(kind, name))
+    }
+
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         let py = m.py();

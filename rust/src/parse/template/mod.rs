@@ -78,7 +78,7 @@ mod typed;
 use std::sync::Arc;
 
 pub use builtin::{TEMPLATES, json as builtin_json};
-pub use names::{ALIASES, Kind, REFUSED, accepted as accepted_names};
+pub use names::{ALIASES, Kind, REFUSED, accepted as accepted_names, refusal};
 
 pub use exec::TemplateState;
 pub use spec::Template;

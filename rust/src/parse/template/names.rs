@@ -52,7 +52,7 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 10] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 13] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 24] = [
     (
         None,
         "cohere_command3",
@@ -82,7 +82,72 @@ pub const REFUSED: [(Option<Kind>, &str, &str); 13] = [
         "Muse Spark's (ATEM, <atem:function_calls>)",
     ),
     (None, "inkling", "Inkling's (<|content_invoke_tool_json|>)"),
+    (
+        Some(Kind::Tool),
+        "deepseek_v32",
+        "DeepSeek-V3.2's DSML (<｜DSML｜function_calls>)",
+    ),
+    (
+        None,
+        "deepseek_v4",
+        "DeepSeek-V4's DSML (<｜DSML｜tool_calls>)",
+    ),
+    (
+        None,
+        "deepseek_v41",
+        "DeepSeek-V4.1's spaced DSML (<｜DSML｜ calls>)",
+    ),
+    (None, "mimo", "MiMo's compact XML"),
+    (
+        None,
+        "minimax_m3",
+        "MiniMax-M3's namespaced XML (]<]minimax[>[)",
+    ),
+    (
+        Some(Kind::Tool),
+        "minicpm5",
+        "MiniCPM 5's XML (<function>, <param>)",
+    ),
+    (
+        None,
+        "step3p5",
+        "Step-3.5's (Qwen3-Coder's XML after an always-open <think>)",
+    ),
+    (
+        Some(Kind::Reasoning),
+        "minicpmv",
+        "MiniCPM-V's (newlines decoded as \\n, restored outside code)",
+    ),
+    (
+        None,
+        "minimax_m2",
+        "MiniMax-M2's (<minimax:tool_call>, <invoke>)",
+    ),
+    (
+        Some(Kind::Reasoning),
+        "minimax_m2_append_think",
+        "MiniMax-M2's (<minimax:tool_call>, <invoke>)",
+    ),
+    (
+        None,
+        "seed_oss",
+        "Seed-OSS's (<seed:think>, <seed:tool_call>)",
+    ),
 ];
+
+/// Why vLLM's parser name `name` of `kind` is refused here ([`REFUSED`]), or `None` for a name
+/// that is not refused (served, or unknown).
+pub fn refusal(kind: Kind, name: &str) -> Option<String> {
+    let (_, _, format) = REFUSED
+        .iter()
+        .find(|(k, n, _)| *n == name && k.is_none_or(|k| k == kind))?;
+    Some(format!(
+        "the {} parser {name:?} (vLLM's) is not served yet: {format} format has no built-in \
+         template; give the checkpoint's own response template (--response-template, or the \
+         parser {AUTO:?})",
+        kind.word()
+    ))
+}
 
 /// Every name accepted for `kind`, in the order `serve --help` lists them.
 pub fn accepted(kind: Kind) -> Vec<&'static str> {
@@ -129,16 +194,8 @@ pub fn resolve<'n>(
     if kind.hand_written().contains(&name) || TEMPLATES.contains(&name) || name == AUTO {
         return Ok(Some((name, None)));
     }
-    if let Some((_, _, why)) = REFUSED
-        .iter()
-        .find(|(k, n, _)| *n == name && k.is_none_or(|k| k == kind))
-    {
-        return Err(format!(
-            "the {} parser {name:?} (vLLM's) is not served yet: {why} format has no built-in \
-             template; give the checkpoint's own response template (--response-template, or \
-             the parser {AUTO:?})",
-            kind.word()
-        ));
+    if let Some(why) = refusal(kind, name) {
+        return Err(why);
     }
     let quoted: Vec<String> = accepted(kind).iter().map(|n| format!("{n:?}")).collect();
     Err(format!(
