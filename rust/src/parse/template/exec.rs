@@ -421,17 +421,22 @@ impl TemplateState {
                 let mut args = 0;
                 let mut taken = text.len();
                 for (i, c) in text.char_indices() {
-                    match self.args.step(c) {
+                    let step = self.args.step(c);
+                    if !self.args.tracked() {
+                        // Not JSON from `c` on: the arguments so far, then the rest as
+                        // written. Text of the call after its arguments, before `c`, stays
+                        // dropped, wherever the text was cut.
+                        self.accumulate(t, k, text.get(..args).unwrap_or_default(), out);
+                        self.accumulate(t, k, text.get(i..).unwrap_or_default(), out);
+                        return text.len();
+                    }
+                    match step {
                         Step::Arguments => args = i + c.len_utf8(),
                         Step::Call => {}
                         Step::Last | Step::After => {
                             taken = i;
                             break;
                         }
-                    }
-                    if !self.args.tracked() {
-                        args = text.len();
-                        break;
                     }
                 }
                 self.accumulate(t, k, text.get(..args).unwrap_or_default(), out);

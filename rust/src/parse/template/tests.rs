@@ -355,7 +355,6 @@ fn names_and_templates_select_a_parser() {
     for (r, t, bad) in [
         (Some("deepseek_v3"), Some("nonsense_xyz"), "nonsense_xyz"),
         (Some("nonsense_abc"), Some("qwen3_coder"), "nonsense_abc"),
-        (Some("deepseek_v3"), Some("deepseek_v32"), "deepseek_v32"),
         (Some("hermes"), None, "hermes"),
         (None, Some("qwen3"), "qwen3"),
     ] {
@@ -363,6 +362,12 @@ fn names_and_templates_select_a_parser() {
         assert!(err.contains(&format!("{bad:?}; known: ")), "{err}");
         assert!(err.contains("\"deepseek_v31\""), "{err}");
     }
+    // A vLLM name not served yet is refused with the reason, also beside a template.
+    let err = pick(Some("deepseek_v3"), Some("deepseek_v32"), None).unwrap_err();
+    assert!(
+        err.contains("\"deepseek_v32\" (vLLM's) is not served yet"),
+        "{err}"
+    );
     // Two templates of one chat format: reasoning from one, tool calls from the other.
     let p = pick(Some("deepseek_v3"), Some("deepseek_v31"), None)
         .unwrap()
@@ -487,4 +492,20 @@ mod split_invariance {
             }
         }
     }
+}
+
+#[test]
+fn text_after_the_arguments_then_not_json_reads_the_same_however_cut() {
+    // The call's own text after its arguments (`: "f"` here) is dropped; where text that cannot
+    // be JSON follows, the rest runs as written.
+    let text = r#"{"name": "f", "parameters": "name": "f""name": "f"<tool_call>"#;
+    let whole = every_split("llama3_json", "", text);
+    assert_eq!(
+        whole,
+        (
+            String::new(),
+            String::new(),
+            vec![("f".to_owned(), r#""name"<tool_call>"#.to_owned())]
+        )
+    );
 }
