@@ -459,6 +459,10 @@ const LFM2: &str = r##"{
 /// calls, Qwen3-Coder's, come from the `qwen3_coder` template named beside it).
 const NEMOTRON_V3: &str = QWEN3;
 
+/// Step-3.5 (and Step-3.7): Qwen3-Coder's calls and `<think>` reasoning; the output starts in
+/// reasoning whatever the request asks (the prompt always opens `<think>`).
+const STEP3P5: &str = QWEN3_CODER;
+
 /// Gemma 4: reasoning in a `<|channel>` block (its `thought` line dropped) closed by `<channel|>`,
 /// and `<|tool_call>call:NAME{key:value,...}<tool_call|>` calls whose strings are delimited by
 /// `<|"|>`, bare values read as strings and typed by the tool's schema.
@@ -497,7 +501,7 @@ const FUNCTIONGEMMA: &str = r##"{
 }"##;
 
 /// The built-in templates' names, each also a parser name of both kinds.
-pub const TEMPLATES: [&str; 34] = [
+pub const TEMPLATES: [&str; 35] = [
     "qwen3_template",
     "qwen3_coder",
     "deepseek_r1_template",
@@ -532,9 +536,10 @@ pub const TEMPLATES: [&str; 34] = [
     "lfm2",
     "nemotron_v3",
     "granite_thinking_parser",
+    "step3p5",
 ];
 
-const JSON: [&str; 34] = [
+const JSON: [&str; 35] = [
     QWEN3,
     QWEN3_CODER,
     DEEPSEEK_R1,
@@ -569,6 +574,7 @@ const JSON: [&str; 34] = [
     LFM2,
     NEMOTRON_V3,
     NEMOTRON_V3,
+    STEP3P5,
 ];
 
 /// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
@@ -590,7 +596,8 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "mistral_v11"
         | "gemma4"
         | "nemotron_v3"
-        | "granite_thinking_parser" => Some(true),
+        | "granite_thinking_parser"
+        | "step3p5" => Some(true),
         "pythonic" | "llama4_pythonic" | "olmo3" => Some(false),
         _ => None,
     }

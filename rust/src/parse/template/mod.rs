@@ -124,7 +124,7 @@ enum Start {
     Qwen3,
     /// `deepseek_r1`, `ernie45`, `step3`: always on.
     DeepSeekR1,
-    /// `olmo3`: always on; a call's open delimiter ends it.
+    /// `olmo3`, `step3p5`: always on; a call's open delimiter ends it.
     UntilCall,
     /// `granite`, `hunyuan_a13b`: on, but the output starts in content: reasoning is where the
     /// output's open delimiter opens it, once.
@@ -155,7 +155,7 @@ impl Start {
                 | "granite_thinking_parser",
             ) => Start::Qwen3,
             Some("deepseek_r1" | "deepseek_r1_template" | "ernie45" | "step3") => Start::DeepSeekR1,
-            Some("olmo3") => Start::UntilCall,
+            Some("olmo3" | "step3p5") => Start::UntilCall,
             Some("granite" | "hunyuan_a13b") => Start::Marked,
             Some("glm45" | "kimi_k2" | "ling3") => Start::UnlessOff,
             Some("deepseek_v3") => Start::Asked,

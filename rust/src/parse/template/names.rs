@@ -52,7 +52,7 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 10] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 24] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 23] = [
     (
         None,
         "cohere_command3",
@@ -107,11 +107,6 @@ pub const REFUSED: [(Option<Kind>, &str, &str); 24] = [
         Some(Kind::Tool),
         "minicpm5",
         "MiniCPM 5's XML (<function>, <param>)",
-    ),
-    (
-        None,
-        "step3p5",
-        "Step-3.5's (Qwen3-Coder's XML after an always-open <think>)",
     ),
     (
         Some(Kind::Reasoning),
