@@ -12,7 +12,7 @@
 answers these bodies (its ``OnlineDerenderer`` with ``reasoning_parser`` and ``tool_parser``
 set and auto tool choice on, on the tokenizer fixtures), whole and streamed one id, three ids
 and every id a chunk: the recorded values are the ones vLLM gave on every path (where its paths
-disagree, the row is in the README's differences table and ``VLLM_DIFFERS`` says how). Each
+disagree, the row is in the table of docs/differences.md and ``VLLM_DIFFERS`` says how). Each
 case runs here whole and streamed at every chunking in both ``parser_state`` modes against the
 recorded value and the parsers' oracle (``check_everywhere``), and through the plain-Python
 replay reference.
@@ -297,7 +297,7 @@ CASES = (
     ),
 )
 #: Where vLLM 0.33.0's own paths disagree on a case (the recorded value is the path named first;
-#: each is a row of the README's differences table).
+#: each is a row of the table of docs/differences.md).
 VLLM_DIFFERS = {
     "qwen3/closed-prompt": "streams; whole responses ignore the prompt and make it reasoning",
     "qwen3/block-after-closed-prompt": "streams; whole responses ignore the prompt",

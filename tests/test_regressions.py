@@ -47,7 +47,7 @@ def test_sentencepiece_byte_run_invalid_after_valid_char_vllm_17448(
     """C1's exception: the emitted character stands, then one U+FFFD per byte token left.
 
     vLLM's algorithm slices ``decode``'s U+FFFDs by the characters it sent, and so sends three
-    U+FFFD for the one lone E1 (README, "Differences from vLLM").
+    U+FFFD for the one lone E1 (docs/differences.md).
     """
     world = tok.token_to_id("▁world")
     gen = [*byte_ids(tok, b"\xec\x84\xac\xe1"), world]  # 섬 then a lone E1

@@ -1,8 +1,8 @@
 """Threads: one shared ``Detokenizer`` serves many threads; ``step_batch`` equals single steps.
 
-A ``Detokenizer`` is immutable and meant to be shared (README, thread safety); each stream has one
-owner. Threads start together behind a barrier and loop several times so that their calls
-interleave, including inside ``step_batch``, which releases the interpreter lock.
+A ``Detokenizer`` is immutable and meant to be shared (docs/semantics.md, thread safety); each
+stream has one owner. Threads start together behind a barrier and loop several times so that
+their calls interleave, including inside ``step_batch``, which releases the interpreter lock.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ vLLM 0.33.0's derender route (``vllm/entrypoints/scale_out/derender/api_router.p
 ``serving.py``, ``vllm/renderers/online_derenderer.py``, run on CPU by
 ``acceptance/vllm/oracle.py --parity``); no vLLM code runs here. tokstream gives every one of
 them (a rule it broke would be a strict xfail naming its issue-10 item). The last tests are
-where vLLM is wrong and tokstream keeps its exact text (README, "Differences from vLLM").
+where vLLM is wrong and tokstream keeps its exact text (docs/differences.md).
 """
 
 from __future__ import annotations
@@ -440,7 +440,7 @@ def test_completion_offset_counts_the_completed_character(run: Run) -> None:
     assert offsets == [1, 7]
 
 
-# Where vLLM 0.33.0 is wrong, tokstream stays exact (README, "Differences from vLLM"): each text
+# Where vLLM 0.33.0 is wrong, tokstream stays exact (docs/differences.md): each text
 # is decode(prompt + output) minus decode(prompt), with vLLM's answer beside it.
 @tokstream_only
 @pytest.mark.parametrize(

@@ -18,10 +18,10 @@ _D = "tests/entrypoints/scale_out/derender/test_derender.py::"
 _S = "tests/entrypoints/scale_out/derender/test_derender_stream.py::"
 
 #: HTTP tests that fail on tokstream, each with the reason (a deliberate difference, listed in
-#: the README's "Differences from vLLM").
+#: docs/differences.md).
 EXPECTED_FAILURES: dict[str, str] = {
     _D + "test_derender_chat_oversized_logprobs_rejected": (
-        "deliberate (README, Differences from vLLM): the 70 MB body gets 413 from the body "
+        "deliberate (docs/differences.md): the 70 MB body gets 413 from the body "
         "limit before it is read; vLLM reads it and answers 400"
     ),
 }

@@ -2,7 +2,7 @@
 
 No framework: the app routes six paths by hand, reads the body, hands the raw bytes to the native
 core and sends back what it answers. A framework's request objects, validation and dependency
-injection would cost more per chunk than derendering it does (see the README).
+injection would cost more per chunk than derendering it does (see BENCHMARKS.md).
 
 Endpoints: ``POST /v1/chat/completions/derender``, ``POST /v1/completions/derender`` (both
 shapes), ``GET /v1/models``, ``GET /health``, ``GET /metrics`` (Prometheus text, this app's
