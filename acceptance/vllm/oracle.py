@@ -63,6 +63,20 @@ def client(
     tool_parser: str | None = None,
     model_type: str | None = None,
 ) -> TestClient:
+    """A test client of vLLM's derender app (:func:`app`)."""
+    derender = app(fixture, generation_eos, reasoning_parser, tool_parser, model_type)
+    return TestClient(derender, raise_server_exceptions=False)
+
+
+def app(
+    fixture: str,
+    generation_eos: list[int] | None,
+    reasoning_parser: str | None = None,
+    tool_parser: str | None = None,
+    model_type: str | None = None,
+) -> FastAPI:
+    """vLLM's derender app on a tokenizer fixture: its router, exception handlers and serving
+    objects, with stand-ins for the renderer and model config only."""
     tokenizer = get_tokenizer(str(fixtures.model_dir(fixture)))
     renderer = MagicMock()
     renderer.get_tokenizer.return_value = tokenizer
@@ -92,12 +106,12 @@ def client(
     models.is_base_model.side_effect = lambda name: name == MODEL
     models.lora_requests = {}
     models.base_model_paths = [MagicMock(name=MODEL)]
-    app = FastAPI()
-    app.include_router(router)
-    init_exception_handler(app)
-    app.state.serving_derender = ServingDerender(models, derenderer)
-    app.state.args = SimpleNamespace(log_error_stack=False)  # read by its validation handler
-    return TestClient(app, raise_server_exceptions=False)
+    out = FastAPI()
+    out.include_router(router)
+    init_exception_handler(out)
+    out.state.serving_derender = ServingDerender(models, derenderer)
+    out.state.args = SimpleNamespace(log_error_stack=False)  # read by its validation handler
+    return out
 
 
 def _body(response: Any) -> Any:
