@@ -195,6 +195,16 @@ def test_a_body_over_the_limit_is_413_declared_or_counted(app: App) -> None:
     assert metric(errors, "tokstream_errors_total", reason="payload_too_large") == 2
 
 
+def test_an_encoded_body_is_415(app: App) -> None:
+    raw = bodies()[0][1]
+    headers = [(b"content-encoding", b"gzip")]
+    answer = call(app, "POST", COMPLETION, [raw], headers)
+    assert_error(answer, 415, "UnsupportedMediaTypeError")
+    assert 'Content-Encoding "gzip"' in answer.json()["error"]["message"]
+    identity = [(b"content-encoding", b"identity")]
+    assert call(app, "POST", COMPLETION, [raw], identity).status == 200
+
+
 def test_a_client_that_leaves_mid_body_gets_nothing(app: App) -> None:
     raw = bodies()[0][1]
     answer = call(app, "POST", COMPLETION, [raw[:10], raw[10:]], disconnect=True)

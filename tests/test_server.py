@@ -10,6 +10,7 @@ as the ``deepseek-r1`` fixture; the parsers test starts its own. Starting and st
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import random
@@ -319,6 +320,25 @@ def test_body_over_the_limit_is_413(small: Served, framing: str) -> None:
     grew = metric(small.server.metrics(), "tokstream_errors_total", reason="payload_too_large")
     assert grew - metric(before, "tokstream_errors_total", reason="payload_too_large") == 1
     assert_still_serving(small)
+
+
+@pytest.mark.parametrize("coding", ["gzip", "identity, br"])
+def test_an_encoded_body_is_415_naming_its_coding(qwen: Served, coding: str) -> None:
+    """Bodies are read as written: a ``Content-Encoding`` other than ``identity`` is refused,
+    counted, and named, and the connection's next request is served."""
+    body = gzip.compress(_whole()) if coding == "gzip" else _whole()
+    before = qwen.server.metrics()
+    headers = {"Content-Encoding": coding, "Content-Type": "application/json"}
+    answer = qwen.server.call("POST", COMPLETION, body, headers=headers)
+    assert_error(answer, 415, "UnsupportedMediaTypeError")
+    named = coding.split(", ")[-1]
+    assert f'Content-Encoding "{named}" is not decoded' in answer.json()["error"]["message"]
+    reason = "unsupported_media_type"
+    grew = metric(qwen.server.metrics(), "tokstream_errors_total", reason=reason)
+    assert grew - metric(before, "tokstream_errors_total", reason=reason) == 1
+    plain = qwen.server.call("POST", COMPLETION, _whole(), headers={"Content-Encoding": "identity"})
+    assert plain.status == 200, plain.body[:300]
+    assert_still_serving(qwen)
 
 
 def test_announced_length_over_the_limit_is_413_before_the_body(small: Served) -> None:

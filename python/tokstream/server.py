@@ -107,6 +107,7 @@ _ERROR_REASONS = {
     404: "not_found",
     405: "method_not_allowed",
     413: "payload_too_large",
+    415: "unsupported_media_type",
 }
 
 
@@ -209,6 +210,15 @@ class App:
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit() and int(value) > limit:
                 return await self._too_large(send)
+            if name == b"content-encoding":
+                codings = [c.strip() for c in value.decode("latin-1").split(",")]
+                coding = next((c for c in codings if c and c.lower() != "identity"), None)
+                if coding is not None:
+                    message = (
+                        f'the body\'s Content-Encoding "{coding[:40]}" is not decoded here: '
+                        "send the JSON uncompressed"
+                    )
+                    return await self._refuse(send, 415, message)
         answer = await self._read_and_derender(path, receive)
         if answer == 499:
             return 499

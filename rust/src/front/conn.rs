@@ -16,9 +16,8 @@
 //! in flight, and its descriptor may be what another connection waits for.
 //!
 //! The wrapper also tells HTTP/2 from HTTP/1 by the first bytes (the preface), as hyper does,
-//! and ends an HTTP/1 connection that sends a NUL byte: no part of an HTTP/1 message may hold
-//! one (field values forbid it, and a JSON body has none outside strings, where it is escaped),
-//! and hyper skips it inside a chunk extension, where a strict parser would refuse the message.
+//! and ends an HTTP/1 connection that sends a NUL byte in its chunked framing, where hyper skips
+//! one inside a chunk extension and a strict parser would refuse the message ([`Framing`]).
 
 use std::future::Future;
 use std::io;
@@ -31,6 +30,7 @@ use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::time::Sleep;
 
+use super::nul::Framing;
 use super::sock::Stream;
 use super::{Shared, lock};
 use crate::limits::{LINGER, LINGER_BYTES};
@@ -229,8 +229,8 @@ enum Speaks {
 
 impl Speaks {
     /// Takes in bytes just read: whether they may go on to hyper (an HTTP/1 connection must not
-    /// send a NUL).
-    fn admits(&mut self, fresh: &[u8]) -> bool {
+    /// send a NUL in its chunked framing, [`Framing`]).
+    fn admits(&mut self, fresh: &[u8], framing: &mut Framing) -> bool {
         let mut rest = fresh;
         if let Speaks::Unknown(seen) = *self {
             let want = PREFACE.get(seen..).unwrap_or_default();
@@ -246,7 +246,7 @@ impl Speaks {
                 *self = Speaks::Http1;
             }
         }
-        *self != Speaks::Http1 || memchr::memchr(0, rest).is_none()
+        *self != Speaks::Http1 || framing.admits(rest)
     }
 }
 
@@ -262,6 +262,7 @@ pub(super) struct Guarded {
     idle: Deadline,
     send: Deadline,
     speaks: Speaks,
+    framing: Framing,
     /// The client closed its side, or the connection ended for a deadline: nothing to drain
     /// on close.
     quiet: bool,
@@ -280,6 +281,7 @@ impl Guarded {
             idle,
             send: Deadline::new(),
             speaks: Speaks::Unknown(0),
+            framing: Framing::new(),
             quiet: false,
         }
     }
@@ -337,12 +339,14 @@ impl AsyncRead for Guarded {
                     return Poll::Ready(Ok(()));
                 }
                 let fresh = buf.filled().get(before..).unwrap_or_default();
-                if !this.speaks.admits(fresh) {
-                    this.shared
-                        .count_error("bad_request", "a NUL byte in an HTTP/1 message: closed");
+                if !this.speaks.admits(fresh, &mut this.framing) {
+                    this.shared.count_error(
+                        "bad_request",
+                        "a NUL byte in an HTTP/1 message's chunked framing: closed",
+                    );
                     return Poll::Ready(Err(io::Error::new(
                         io::ErrorKind::InvalidData,
-                        "a NUL byte in an HTTP/1 message",
+                        "a NUL byte in an HTTP/1 message's chunked framing",
                     )));
                 }
                 if !this.reading_head && this.state.idle() {
@@ -482,7 +486,8 @@ mod tests {
 
     fn fed(parts: &[&[u8]]) -> (Speaks, bool) {
         let mut speaks = Speaks::Unknown(0);
-        let ok = parts.iter().all(|p| speaks.admits(p));
+        let mut framing = Framing::new();
+        let ok = parts.iter().all(|p| speaks.admits(p, &mut framing));
         (speaks, ok)
     }
 

@@ -28,6 +28,7 @@
 mod conn;
 mod log;
 mod metrics;
+mod nul;
 mod service;
 mod sock;
 

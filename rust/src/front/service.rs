@@ -77,6 +77,7 @@ fn reason(status: u16) -> &'static str {
         405 => "method_not_allowed",
         408 => "request_timeout",
         413 => "payload_too_large",
+        415 => "unsupported_media_type",
         431 => "header_too_large",
         501 => "not_implemented",
         503 => "shutting_down",
@@ -294,6 +295,11 @@ async fn answer(
             ..Out::error(405, message)
         };
     }
+    if keep {
+        if let Some(refused) = encoded(parts) {
+            return refused;
+        }
+    }
     match endpoint {
         Endpoint::Chat => Out {
             input: body.clone(),
@@ -352,6 +358,23 @@ fn framing(req: &Parts) -> Option<Out> {
         return Some(Out::refusal(501, message));
     }
     None
+}
+
+/// A 415 for a derender body sent with a `Content-Encoding` (other than `identity`): bodies are
+/// read as written, never decoded.
+fn encoded(req: &Parts) -> Option<Out> {
+    let coding = req
+        .headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .flat_map(|v| v.to_str().unwrap_or("?").split(','))
+        .map(str::trim)
+        .find(|c| !c.is_empty() && !c.eq_ignore_ascii_case("identity"))?;
+    let coding: String = coding.chars().take(40).collect();
+    let message = format!(
+        "the body's Content-Encoding {coding:?} is not decoded here: send the JSON uncompressed"
+    );
+    Some(Out::error(415, &message))
 }
 
 /// Why a wait ended before its result.

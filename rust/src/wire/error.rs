@@ -73,6 +73,7 @@ pub fn error_type(status: u16) -> &'static str {
         405 => "MethodNotAllowedError",
         408 => "RequestTimeoutError",
         413 => "PayloadTooLargeError",
+        415 => "UnsupportedMediaTypeError",
         431 => "RequestHeaderFieldsTooLargeError",
         503 => "ServiceUnavailableError",
         _ => "InternalServerError",
