@@ -17,7 +17,6 @@ of the rounds' own ratios. Every answer must be a 200, else the exit status is 1
 
     python benches/vllm_server.py                      # 5 rounds
     python benches/vllm_server.py --rounds 1 --requests 20000 --vllm-requests 2000
-    python benches/vllm_server.py --parsers            # both with qwen3 + qwen3_coder parsers
 
 Run it with an interpreter that has tokstream installed (a release build); the repository's
 own ``python/`` is not on the server's path.
@@ -50,16 +49,13 @@ from fixtures import model_dir
 ROOT = Path(__file__).resolve().parents[1]
 ACCEPTANCE = ROOT / "acceptance" / "vllm"
 VLLM_PYTHON = ROOT / "target" / "vllm-acceptance" / "venv" / "bin" / "python"
-PARSERS = ("--reasoning-parser", "qwen3", "--tool-call-parser", "qwen3_coder")
 
 
-def start_vllm(python: str, fixture: str, parsers: bool) -> Target:
+def start_vllm(python: str, fixture: str) -> Target:
     """vLLM's derender server (``acceptance/vllm/derender_server.py``) on ``fixture``."""
     port = free_port()
     command = [python, str(ACCEPTANCE / "derender_server.py"), "--port", str(port)]
     command += ["--fixture", fixture, "--served-model-name", MODEL]
-    if parsers:
-        command += list(PARSERS)
     path = [ACCEPTANCE / "standins", ACCEPTANCE, ROOT]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, path)), "HF_HUB_OFFLINE": "1"}
     log = tempfile.TemporaryFile()
@@ -106,12 +102,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     workdir = tempfile.mkdtemp(prefix="tokstream-vllm-server-")
     targets: dict[str, Target] = {}
     try:
-        flags = PARSERS if args.parsers else ()
         tokenizer = str(model_dir(args.tokenizer))
-        targets["tokstream"] = start_tokstream(
-            "tokstream", args.python, tokenizer, workdir, extra=flags
-        )
-        targets["vLLM"] = start_vllm(args.vllm_python, args.tokenizer, args.parsers)
+        targets["tokstream"] = start_tokstream("tokstream", args.python, tokenizer, workdir)
+        targets["vLLM"] = start_vllm(args.vllm_python, args.tokenizer)
         tok = load_tokenizer(tokenizer)
         bodies: dict[str, Path] = {}
         deltas: dict[str, str] = {}
@@ -182,7 +175,6 @@ def main(argv: list[str] | None = None) -> int:
         "--vllm-python", default=str(VLLM_PYTHON), help="the acceptance virtualenv's interpreter"
     )
     parser.add_argument("--tokenizer", default="qwen3", help="a tokenizer fixture (qwen3)")
-    parser.add_argument("--parsers", action="store_true", help="both with qwen3 + qwen3_coder")
     parser.add_argument("--requests", type=int, default=100_000, help="per tokstream run")
     parser.add_argument("--vllm-requests", type=int, default=10_000, help="per vLLM run")
     parser.add_argument("--rounds", type=int, default=5)
@@ -203,9 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     conditions = (
         f"h2load --h1, 64 connections x 1, {args.requests:,} answers a tokstream run and "
         f"{args.vllm_requests:,} a vLLM run, median of {args.rounds} rounds; load at the rounds' "
-        f"starts {min(loads):.2f} to {max(loads):.2f}; parsers: "
-        f"{' '.join(PARSERS) if args.parsers else 'none'}; the measured chunk's delta, the same "
-        f"from both: {got['delta']!r}"
+        f"starts {min(loads):.2f} to {max(loads):.2f}; no parsers; the measured chunk's delta, "
+        f"the same from both: {got['delta']!r}"
     )
     report(table, conditions, rows, start, args.json)
     return 0
