@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use super::error::{Res, WireError};
 use super::finish::FinishReason;
 use super::input::{Choice, State, StopReason};
-use super::logprobs::{Lp, choice_logprobs};
+use super::logprobs::{Logprobs, choice_logprobs};
 use super::request::Params;
 use crate::detokenizer::Detokenizer;
 use crate::parse::{Delta, ParseError, Session};
@@ -25,8 +25,7 @@ pub(crate) struct Out<'a> {
     /// `None` until the choice finishes (streams).
     pub finish_reason: Option<FinishReason<'a>>,
     pub stop_reason: Option<StopReason<'a>>,
-    /// `None`: no logprobs; `Some(None)`: `{"content": null}`.
-    pub logprobs: Option<Option<Vec<Lp>>>,
+    pub logprobs: Logprobs,
 }
 
 /// Text and stop-string progress of one plain choice between calls.

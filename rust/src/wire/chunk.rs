@@ -11,6 +11,7 @@ use super::finish::FinishReason;
 use super::input::{Body, Obj, chat_request_text, raw_as};
 use super::json::Json;
 use super::json::key;
+use super::logprobs::Logprobs;
 use super::output::{self, Answer, Chat, Form};
 use super::request::hides_reasoning;
 use crate::parse::{Context, tool_call_id};
@@ -174,7 +175,7 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
         j.obj();
         key!(j, "index");
         j.u64(u64::from(choice.index));
-        let logprobs = if hide { &None } else { &o.logprobs };
+        let logprobs = if hide { &Logprobs::Absent } else { &o.logprobs };
         if chat {
             let say = Chat::new(&request_id, ask.as_ref());
             say.delta(&mut j, choice.index, o, state.role_sent);

@@ -30,22 +30,44 @@ pub(crate) fn clamp(x: Option<f64>) -> f64 {
     }
 }
 
-/// A choice's logprobs with their strings resolved (`None`: none sent; `Some(None)`:
-/// `{"content": null}`). `context` holds the last sampled ids before the choice's ids and is
-/// left holding the last ones after them, whether or not logprobs came.
+/// A choice's logprobs as the engine sent them, their strings resolved.
+#[derive(Default)]
+pub(crate) enum Logprobs {
+    /// None were sent (the answer's `logprobs` is `null`).
+    #[default]
+    Absent,
+    /// `{"content": null}` was sent.
+    NoContent,
+    /// The positions sent.
+    Content(Vec<Lp>),
+}
+
+impl Logprobs {
+    /// The positions sent (none for [`Logprobs::Absent`] and [`Logprobs::NoContent`]).
+    pub(crate) fn positions(&self) -> &[Lp] {
+        match self {
+            Logprobs::Content(c) => c,
+            _ => &[],
+        }
+    }
+}
+
+/// A choice's logprobs with their strings resolved. `context` holds the last sampled ids
+/// before the choice's ids and is left holding the last ones after them, whether or not
+/// logprobs came.
 pub(crate) fn choice_logprobs(
     det: &Detokenizer,
     choice: &Choice<'_>,
     top: Option<usize>,
     context: &mut Vec<u32>,
-) -> Res<Option<Option<Vec<Lp>>>> {
+) -> Res<Logprobs> {
     let logprobs = match &choice.logprobs {
-        None => None,
+        None => Logprobs::Absent,
         Some(l) => match &l.content {
-            None => Some(None),
+            None => Logprobs::NoContent,
             Some(entries) => {
                 let mut running = context.clone();
-                Some(Some(resolve_logprobs(det, entries, top, &mut running)?))
+                Logprobs::Content(resolve_logprobs(det, entries, top, &mut running)?)
             }
         },
     };

@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use super::choice::Out;
 use super::input::{Generate, Metrics, Obj, Pairs, PromptLogprob, State, StopReason};
 use super::json::{Json, LOGPROB_FLOOR, key};
-use super::logprobs::{Lp, clamp};
+use super::logprobs::{Logprobs, clamp};
 use super::request::{Ask, hides_reasoning};
 use crate::detokenizer::Detokenizer;
 use crate::parse::{Delta, tool_call_id};
@@ -410,16 +410,16 @@ fn token_logprob(j: &mut Json, token: &str, logprob: f64, sent: Option<&[u8]>) {
 }
 
 /// The chat shape of logprobs: one object per position.
-pub(crate) fn chat_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>) {
+pub(crate) fn chat_logprobs(j: &mut Json, lps: &Logprobs) {
     let content = match lps {
-        None => return j.null(),
-        Some(None) => {
+        Logprobs::Absent => return j.null(),
+        Logprobs::NoContent => {
             j.obj();
             key!(j, "content");
             j.null();
             return j.end_obj();
         }
-        Some(Some(c)) => c,
+        Logprobs::Content(c) => c,
     };
     j.obj();
     key!(j, "content");
@@ -443,27 +443,25 @@ pub(crate) fn chat_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>) {
 
 /// Where the next chunk's `text_offset` starts (vLLM's rule): after the last reported token
 /// string when there are any, else after the chunk's text.
-pub(crate) fn next_text_offset(lps: &Option<Option<Vec<Lp>>>, offset: u64, text: &str) -> u64 {
-    match lps {
-        Some(Some(content)) if !content.is_empty() => {
+pub(crate) fn next_text_offset(lps: &Logprobs, offset: u64, text: &str) -> u64 {
+    match lps.positions() {
+        [] => offset + text.chars().count() as u64,
+        content => {
             offset
                 + content
                     .iter()
                     .map(|lp| lp.token.chars().count() as u64)
                     .sum::<u64>()
         }
-        _ => offset + text.chars().count() as u64,
     }
 }
 
 /// The completion shape: parallel lists, `text_offset` counted in chars from `offset`.
-pub(crate) fn completion_logprobs(j: &mut Json, lps: &Option<Option<Vec<Lp>>>, offset: u64) {
-    let empty = Vec::new();
-    let content = match lps {
-        None => return j.null(),
-        Some(None) => &empty,
-        Some(Some(c)) => c,
-    };
+pub(crate) fn completion_logprobs(j: &mut Json, lps: &Logprobs, offset: u64) {
+    if matches!(lps, Logprobs::Absent) {
+        return j.null();
+    }
+    let content = lps.positions();
     j.obj();
     key!(j, "text_offset");
     j.arr();

@@ -7,6 +7,7 @@ use super::choice::{self, Out, Progress, Text};
 use super::config::Config;
 use super::error::{Res, WireError};
 use super::finish::FinishReason;
+use super::logprobs::Logprobs;
 use serde_json::value::RawValue;
 
 use super::input::{Body, Choice, chat_request_text, raw_as};
@@ -129,7 +130,7 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
         j.u64(u64::from(choice.index));
         say.message(&mut j, choice.index, o);
         key!(j, "logprobs");
-        output::chat_logprobs(&mut j, if hide { &None } else { &o.logprobs });
+        output::chat_logprobs(&mut j, if hide { &Logprobs::Absent } else { &o.logprobs });
         output::finish(
             &mut j,
             o.finish_reason.as_ref().map(FinishReason::as_str),
