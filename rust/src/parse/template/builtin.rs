@@ -459,6 +459,47 @@ const LFM2: &str = r##"{
 /// calls, Qwen3-Coder's, come from the `qwen3_coder` template named beside it).
 const NEMOTRON_V3: &str = QWEN3;
 
+/// MiniMax-M2: reasoning until `</think>` (its prompt opens `<think>`), and
+/// `<minimax:tool_call>` blocks of `<invoke name="NAME">` calls (a call without its block
+/// marker too) with `<parameter name="KEY">VALUE</parameter>` arguments, values as written.
+const MINIMAX_M2: &str = r##"{
+  "start_anchor": "]~b]ai\n",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
+    "tool_calls": {
+      "open_pattern": "(?:<minimax:tool_call>\\s*)?<invoke name=[\"']?(?P<name>[^\"'>]+)[\"']?>",
+      "close_pattern": "\\s*</invoke>\\s*(?:</minimax:tool_call>\\s*)?",
+      "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<\\s*parameter\\s+name\\s*=\\s*[\"']?(?P<key>[^\"'>]+?)[\"']?\\s*>(?P<value>.*?)<\\s*/\\s*parameter\\s*>"
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "content": {}
+  }
+}"##;
+
+/// Seed-OSS: Qwen3-Coder's format with its own markers (`<seed:think>`, `<seed:tool_call>`);
+/// a `<function=NAME>` call without its block marker is a call too, as vLLM reads it.
+const SEED_OSS: &str = r##"{
+  "start_anchor": "<seed:bos>assistant\n",
+  "fields": {
+    "reasoning_content": {"open": "<seed:think>", "close_pattern": "</seed:think>"},
+    "tool_calls": {
+      "open_pattern": "(?:<seed:tool_call>\\s*)?<function=(?P<name>[^\\n>]+)>",
+      "close_pattern": "</function>\\s*(?:</seed:tool_call>\\s*)?|</seed:tool_call>\\s*",
+      "repeats": true,
+      "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>",
+        "value_parser": {"name": "json", "args": {"allow_non_json": true}}
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "content": {"close_pattern": "<seed:eos>\\s*"}
+  }
+}"##;
+
 /// Gemma 4: reasoning in a `<|channel>` block (its `thought` line dropped) closed by `<channel|>`,
 /// and `<|tool_call>call:NAME{key:value,...}<tool_call|>` calls whose strings are delimited by
 /// `<|"|>`, bare values read as strings and typed by the tool's schema.
@@ -497,7 +538,7 @@ const FUNCTIONGEMMA: &str = r##"{
 }"##;
 
 /// The built-in templates' names, each also a parser name of both kinds.
-pub const TEMPLATES: [&str; 34] = [
+pub const TEMPLATES: [&str; 36] = [
     "qwen3_template",
     "qwen3_coder",
     "deepseek_r1_template",
@@ -532,9 +573,11 @@ pub const TEMPLATES: [&str; 34] = [
     "lfm2",
     "nemotron_v3",
     "granite_thinking_parser",
+    "minimax_m2",
+    "seed_oss",
 ];
 
-const JSON: [&str; 34] = [
+const JSON: [&str; 36] = [
     QWEN3,
     QWEN3_CODER,
     DEEPSEEK_R1,
@@ -569,6 +612,8 @@ const JSON: [&str; 34] = [
     LFM2,
     NEMOTRON_V3,
     NEMOTRON_V3,
+    MINIMAX_M2,
+    SEED_OSS,
 ];
 
 /// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
@@ -591,7 +636,8 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "gemma4"
         | "nemotron_v3"
         | "granite_thinking_parser" => Some(true),
-        "pythonic" | "llama4_pythonic" | "olmo3" => Some(false),
+        "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" => Some(false),
+        "minimax_m2" => Some(true),
         _ => None,
     }
 }
@@ -603,6 +649,17 @@ pub(crate) fn vllm_typing(name: &str) -> Typing {
     match name {
         "functiongemma" => Typing::Loads,
         _ => Typing::Vllm,
+    }
+}
+
+/// The text a call's open must begin with to end reasoning, under the tool parser's name,
+/// where vLLM's parser ends reasoning only at the call block's marker (a bare call there is
+/// reasoning text).
+pub(crate) fn reasoning_call_lead(name: &str) -> Option<&'static str> {
+    match name {
+        "minimax_m2" => Some("<minimax:tool_call>"),
+        "seed_oss" => Some("<seed:tool_call>"),
+        _ => None,
     }
 }
 

@@ -39,6 +39,9 @@ pub(crate) struct Knobs<'r> {
     pub reasoning: bool,
     /// A call's open delimiter ends a reasoning region (and opens the call).
     pub calls_end_reasoning: bool,
+    /// Where given, only a call open that begins with this text ends reasoning (a bare call
+    /// without its block marker is reasoning text there).
+    pub reasoning_call_lead: Option<&'static str>,
     /// Reasoning ends once: after a reasoning region closed (in the output or the prompt), its
     /// open delimiter is text.
     pub reasoning_once: bool,
@@ -473,8 +476,18 @@ impl TemplateState {
     ) -> (Option<(usize, bool, usize, usize)>, usize) {
         let mut hold = buf.len();
         let mut best: Option<(usize, bool, usize, usize)> = None;
-        let mut consider = |field: usize, open: bool, d: &Delim, name: &str| {
-            match d.find(buf, pos, eos) {
+        let mut consider = |field: usize, open: bool, d: &Delim, name: &str, lead: &str| {
+            // A match that does not begin with `lead` is passed over: the next one counts.
+            let mut from = pos;
+            let found = loop {
+                match d.find(buf, from, eos) {
+                    Found::Match(s, e) if !buf.get(s..e).is_some_and(|m| m.starts_with(lead)) => {
+                        from = s + 1;
+                    }
+                    found => break found,
+                }
+            };
+            match found {
                 Found::None => {}
                 Found::Pending(s) => hold = hold.min(s),
                 Found::Match(s, e) => {
@@ -507,7 +520,7 @@ impl TemplateState {
                     .filter(|f| !matches!(f.role, Role::Tools(Calls::Pythonic { .. })))
                     .and_then(|f| Some((f, f.close.as_ref()?)))
                 {
-                    consider(c, false, d, &f.name);
+                    consider(c, false, d, &f.name, "");
                 }
                 // A call's open ends reasoning, where the reasoning parser's name says so.
                 if k.calls_end_reasoning
@@ -521,7 +534,8 @@ impl TemplateState {
                             .as_ref()
                             .filter(|_| matches!(f.role, Role::Tools(_)) && k.on(&f.role))
                         {
-                            consider(i, true, d, &f.name);
+                            let lead = k.reasoning_call_lead.unwrap_or_default();
+                            consider(i, true, d, &f.name, lead);
                         }
                     }
                 }
@@ -532,7 +546,7 @@ impl TemplateState {
                     .and_then(|f| Some((f, f.open.as_ref()?)))
                     .filter(|_| self.fresh && !self.texted)
                 {
-                    consider(c, true, d, &f.name);
+                    consider(c, true, d, &f.name, "");
                 }
             }
             None => {
@@ -540,7 +554,7 @@ impl TemplateState {
                     let over =
                         k.reasoning_once && self.reasoned && matches!(f.role, Role::Reasoning);
                     if let Some(d) = f.open.as_ref().filter(|_| k.on(&f.role) && !over) {
-                        consider(i, true, d, &f.name);
+                        consider(i, true, d, &f.name, "");
                     }
                 }
                 if let Some((i, f, d)) = t
@@ -548,7 +562,7 @@ impl TemplateState {
                     .and_then(|i| Some((i, t.fields.get(i)?)))
                     .and_then(|(i, f)| Some((i, f, f.close.as_ref()?)))
                 {
-                    consider(i, false, d, &f.name);
+                    consider(i, false, d, &f.name, "");
                 }
             }
         }

@@ -124,7 +124,7 @@ enum Start {
     Qwen3,
     /// `deepseek_r1`, `ernie45`, `step3`: always on.
     DeepSeekR1,
-    /// `olmo3`: always on; a call's open delimiter ends it.
+    /// `olmo3`, `minimax_m2`: always on; a call's open delimiter ends it.
     UntilCall,
     /// `granite`, `hunyuan_a13b`: on, but the output starts in content: reasoning is where the
     /// output's open delimiter opens it, once.
@@ -152,10 +152,11 @@ impl Start {
                 | "qwen3_template"
                 | "qwen3_coder"
                 | "nemotron_v3"
-                | "granite_thinking_parser",
+                | "granite_thinking_parser"
+                | "seed_oss",
             ) => Start::Qwen3,
             Some("deepseek_r1" | "deepseek_r1_template" | "ernie45" | "step3") => Start::DeepSeekR1,
-            Some("olmo3") => Start::UntilCall,
+            Some("olmo3" | "minimax_m2") => Start::UntilCall,
             Some("granite" | "hunyuan_a13b") => Start::Marked,
             Some("glm45" | "kimi_k2" | "ling3") => Start::UnlessOff,
             Some("deepseek_v3") => Start::Asked,
@@ -214,6 +215,7 @@ impl TemplateParser {
                 self.start,
                 Start::Qwen3 | Start::UnlessOff | Start::UntilCall | Start::Opened
             ),
+            reasoning_call_lead: builtin::reasoning_call_lead(self.names[1]),
             content_lstrip_newlines: self.names[0] == "granite_thinking_parser",
             reasoning_once: !matches!(self.start, Start::AsWritten | Start::Opened),
             tools: self.tools,

@@ -17,6 +17,7 @@ fn knobs() -> Knobs<'static> {
         content_lstrip_newlines: false,
         reasoning: true,
         calls_end_reasoning: false,
+        reasoning_call_lead: None,
         reasoning_once: false,
         tools: true,
         rules: ToolRules {
