@@ -1,13 +1,19 @@
 """Built-in templates of two XML-call families under vLLM's parser names.
 
 - ``minimax_m2`` (reasoning and tools): the output starts in reasoning until ``</think>`` (the
-  prompt opens ``<think>``); ``<minimax:tool_call>`` blocks of ``<invoke name="NAME">`` calls
-  with ``<parameter name="KEY">VALUE</parameter>`` arguments, each value as written, then typed
-  by the tool's schema.
+  prompt opens ``<think>``) or a call block; ``<minimax:tool_call>`` blocks of
+  ``<invoke name="NAME">`` calls (a bare ``<invoke`` in content too) with
+  ``<parameter name="KEY">VALUE</parameter>`` arguments, each value as written, then typed by
+  the tool's schema. ``minimax_m2_append_think`` (reasoning): no reasoning, the output is
+  content after a ``<think>``.
 - ``seed_oss`` (reasoning and tools): Qwen3-Coder's format with Seed-OSS's markers:
   ``<seed:think>`` reasoning (on unless ``enable_thinking`` is off), ``<seed:tool_call>``
-  blocks of ``<function=NAME>`` calls with ``<parameter=KEY>`` values, one newline each side
-  of a value dropped, then typed by the tool's schema.
+  blocks of ``<function=NAME>`` calls (a bare ``<function=`` in content too) with
+  ``<parameter=KEY>`` values, one newline each side of a value dropped, then typed by the
+  tool's schema.
+- under both names only the block's marker ends reasoning (a bare call there is reasoning
+  text), also with a reasoning parser alone (the block is then content); text is kept as
+  written, reasoning without (``minimax_m2``) or with (``seed_oss``) its trailing whitespace.
 
 Each case's expected message is vLLM 0.33.0's whole answer for the same text, names, prompt
 and tokenizer fixture (``vllm/parser/minimax_m2.py`` and ``vllm/parser/seed_oss.py`` over
@@ -219,6 +225,29 @@ MINIMAX = [
         head=MINIMAX_HEAD + "</think>\n",
     ),
     _m("reasoning-cut", "Plan", Message("", "Plan", ()), finish="length"),
+    # minimax_m2_append_think parses no reasoning: the output is content after the <think> the
+    # prompt opened.
+    _m(
+        "append-think",
+        "Plan.</think>Sunny.",
+        Message("<think>Plan.</think>Sunny.", "", ()),
+        reasoning="minimax_m2_append_think",
+        tool=None,
+    ),
+    # vLLM's tool parser drops the </think> of the content; it is kept here.
+    _m(
+        "append-think-call",
+        "Plan.</think>Sunny." + _block(_invoke("get_time")),
+        Message("<think>Plan.</think>Sunny.", "", (TIME,)),
+        reasoning="minimax_m2_append_think",
+    ),
+    # A reasoning parser alone: the block's marker still ends reasoning; the block is content.
+    _m(
+        "reasoning-only-block",
+        "Plan." + _block(_invoke("get_time")),
+        Message(_block(_invoke("get_time")), "Plan.", ()),
+        tool=None,
+    ),
 ]
 
 # --- Seed-OSS --------------------------------------------------------------------------------
@@ -374,6 +403,13 @@ SEED = [
         "Plan.</seed:think>Sunny.",
         Message("Sunny.", "Plan.", ()),
         head=SEED_HEAD + "<seed:think>",
+    ),
+    # A reasoning parser alone: the block's marker still ends reasoning; the block is content.
+    _s(
+        "reasoning-only-block",
+        "<seed:think>Plan." + _fn("get_time"),
+        Message(_fn("get_time"), "Plan.", ()),
+        tool=None,
     ),
 ]
 

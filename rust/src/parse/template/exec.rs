@@ -476,8 +476,9 @@ impl TemplateState {
     ) -> (Option<(usize, bool, usize, usize)>, usize) {
         let mut hold = buf.len();
         let mut best: Option<(usize, bool, usize, usize)> = None;
-        let mut consider = |field: usize, open: bool, d: &Delim, name: &str, lead: &str| {
-            // A match that does not begin with `lead` is passed over: the next one counts.
+        // `lead`: a match that does not begin with it is passed over (the next one counts);
+        // `zero`: a match counts as the empty text where it starts.
+        let mut consider = |field: usize, open: bool, d: &Delim, name: &str, lead: &str, zero| {
             let mut from = pos;
             let found = loop {
                 match d.find(buf, from, eos) {
@@ -491,6 +492,7 @@ impl TemplateState {
                 Found::None => {}
                 Found::Pending(s) => hold = hold.min(s),
                 Found::Match(s, e) => {
+                    let e = if zero { s } else { e };
                     // An empty close of a region that has had nothing closes nothing.
                     if s == e && ((!open && !self.opened) || no_empty) {
                         return;
@@ -520,7 +522,7 @@ impl TemplateState {
                     .filter(|f| !matches!(f.role, Role::Tools(Calls::Pythonic { .. })))
                     .and_then(|f| Some((f, f.close.as_ref()?)))
                 {
-                    consider(c, false, d, &f.name, "");
+                    consider(c, false, d, &f.name, "", false);
                 }
                 // A call's open ends reasoning, where the reasoning parser's name says so.
                 if k.calls_end_reasoning
@@ -529,13 +531,21 @@ impl TemplateState {
                         .is_some_and(|f| matches!(f.role, Role::Reasoning))
                 {
                     for (i, f) in t.fields.iter().enumerate() {
-                        if let Some(d) = f
-                            .open
-                            .as_ref()
-                            .filter(|_| matches!(f.role, Role::Tools(_)) && k.on(&f.role))
-                        {
-                            let lead = k.reasoning_call_lead.unwrap_or_default();
-                            consider(i, true, d, &f.name, lead);
+                        let Some(d) = f.open.as_ref().filter(|_| matches!(f.role, Role::Tools(_)))
+                        else {
+                            continue;
+                        };
+                        match k.reasoning_call_lead {
+                            Some(lead) if !k.on(&f.role) => {
+                                // Calls off, the block's marker still ends reasoning: the block
+                                // is content text.
+                                let name = t.fields.get(c).map_or("", |r| r.name.as_str());
+                                consider(c, false, d, name, lead, true);
+                            }
+                            lead if k.on(&f.role) => {
+                                consider(i, true, d, &f.name, lead.unwrap_or_default(), false);
+                            }
+                            _ => {}
                         }
                     }
                 }
@@ -546,7 +556,7 @@ impl TemplateState {
                     .and_then(|f| Some((f, f.open.as_ref()?)))
                     .filter(|_| self.fresh && !self.texted)
                 {
-                    consider(c, true, d, &f.name, "");
+                    consider(c, true, d, &f.name, "", false);
                 }
             }
             None => {
@@ -554,7 +564,7 @@ impl TemplateState {
                     let over =
                         k.reasoning_once && self.reasoned && matches!(f.role, Role::Reasoning);
                     if let Some(d) = f.open.as_ref().filter(|_| k.on(&f.role) && !over) {
-                        consider(i, true, d, &f.name, "");
+                        consider(i, true, d, &f.name, "", false);
                     }
                 }
                 if let Some((i, f, d)) = t
@@ -562,7 +572,7 @@ impl TemplateState {
                     .and_then(|i| Some((i, t.fields.get(i)?)))
                     .and_then(|(i, f)| Some((i, f, f.close.as_ref()?)))
                 {
-                    consider(i, false, d, &f.name, "");
+                    consider(i, false, d, &f.name, "", false);
                 }
             }
         }

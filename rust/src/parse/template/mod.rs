@@ -106,6 +106,9 @@ pub struct TemplateParser {
     typing: Typing,
     /// How text keeps its whitespace under a vLLM parser's name ([`builtin::vllm_space`]).
     vllm_space: Option<bool>,
+    /// Text the output's content starts with, in place of parsing reasoning (vLLM's
+    /// `minimax_m2_append_think`: the prompt's `<think>` given back as content).
+    prefix: Option<&'static str>,
     det: Arc<Detokenizer>,
 }
 
@@ -199,6 +202,7 @@ impl TemplateParser {
             start: Start::AsWritten,
             typing: Typing::Transformers,
             vllm_space: None,
+            prefix: None,
             det,
         }
     }
@@ -226,11 +230,17 @@ impl TemplateParser {
         }
     }
 
-    fn session<'s>(&'s self, state: TemplateState, cx: &Context<'s>) -> Box<dyn Session + 's> {
+    fn session<'s>(
+        &'s self,
+        state: TemplateState,
+        cx: &Context<'s>,
+        prefix: Option<&'static str>,
+    ) -> Box<dyn Session + 's> {
         Box::new(TemplateSession {
             template: &self.template,
             knobs: self.knobs(cx),
             state,
+            prefix,
         })
     }
 }
@@ -239,14 +249,28 @@ struct TemplateSession<'p> {
     template: &'p Template,
     knobs: Knobs<'p>,
     state: TemplateState,
+    /// Text not yet fed that the output starts with (fed before the output's first text, or at
+    /// the first chunk's end, so a carried state has always had it).
+    prefix: Option<&'static str>,
+}
+
+impl TemplateSession<'_> {
+    fn feed_prefix(&mut self, out: &mut Delta) {
+        if let Some(prefix) = self.prefix.take() {
+            self.state
+                .feed(self.template, self.knobs, prefix, false, out);
+        }
+    }
 }
 
 impl Session for TemplateSession<'_> {
     fn feed(&mut self, text: &str, _id: Option<u32>, out: &mut Delta) {
+        self.feed_prefix(out);
         self.state.feed(self.template, self.knobs, text, false, out);
     }
 
     fn end_chunk(&mut self, _ids: &[u32], last: bool, out: &mut Delta) -> Result<(), ParseError> {
+        self.feed_prefix(out);
         if last {
             self.state.feed(self.template, self.knobs, "", true, out);
         }
@@ -283,13 +307,13 @@ impl ChatParser for TemplateParser {
             );
             state.after_prompt(&self.template, opens);
         }
-        Ok(self.session(state, cx))
+        Ok(self.session(state, cx, self.prefix))
     }
 
     fn resume<'s>(&'s self, state: ParseState, cx: &Context<'s>) -> Option<Box<dyn Session + 's>> {
         let mut state = state.template.map(|t| *t).unwrap_or_default();
         state.fit(&self.template);
-        Some(self.session(state, cx))
+        Some(self.session(state, cx, None))
     }
 
     fn resumable(&self) -> bool {
@@ -303,7 +327,7 @@ impl ChatParser for TemplateParser {
     }
 
     fn reasoning_name(&self) -> Option<&'static str> {
-        self.reasoning.then_some(self.names[0])
+        (self.reasoning || self.prefix.is_some()).then_some(self.names[0])
     }
 
     fn tool_name(&self) -> Option<&'static str> {
@@ -315,6 +339,9 @@ impl ChatParser for TemplateParser {
 pub const TEMPLATE_NAME: &str = "response_template";
 /// The parser name that stands for the template given (the checkpoint's, or a file).
 pub const AUTO: &str = "auto";
+/// vLLM's reasoning parser that parses no reasoning: MiniMax-M2's whole output is content, after
+/// the `<think>` its prompt opened (an alias of `minimax_m2` here).
+const APPEND_THINK: &str = "minimax_m2_append_think";
 
 /// The chat parser that parser names and a template ask for (`Ok(None)`: none).
 ///
@@ -417,6 +444,10 @@ pub fn select<'a>(
         {
             *n = name;
         }
+    }
+    if given == Some(APPEND_THINK) {
+        p.reasoning = false;
+        p.prefix = Some("<think>");
     }
     p.typing = builtin::vllm_typing(p.names.get(1).copied().unwrap_or_default());
     Ok(Some(Arc::new(p)))

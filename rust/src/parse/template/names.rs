@@ -35,7 +35,7 @@ impl Kind {
 /// to one class (`glm47` and `glm45`, `qwen3_json` and `hermes`, ...): `(kind, vLLM's name,
 /// the name that serves it)`; `None` for the kind means both. `mistral` is not here: which
 /// template serves it depends on the vocabulary ([`resolve`]).
-pub const ALIASES: [(Option<Kind>, &str, &str); 10] = [
+pub const ALIASES: [(Option<Kind>, &str, &str); 11] = [
     (Some(Kind::Tool), "openai", "gpt_oss"),
     (Some(Kind::Reasoning), "openai_gptoss", "gpt_oss"),
     (None, "glm47", "glm45"),
@@ -48,6 +48,12 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 10] = [
     (Some(Kind::Reasoning), "step5", "deepseek_r1"),
     // Qwen3-Coder's calls, the content's whitespace as written.
     (Some(Kind::Tool), "step5", "qwen3_coder"),
+    // MiniMax-M2's output, all of it content after the `<think>` the prompt opened.
+    (
+        Some(Kind::Reasoning),
+        "minimax_m2_append_think",
+        "minimax_m2",
+    ),
 ];
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
