@@ -248,6 +248,13 @@ MINIMAX = [
         Message(_block(_invoke("get_time")), "Plan.", ()),
         tool=None,
     ),
+    # An earlier turn's closed reasoning does not count: this turn's prompt opened it.
+    _m(
+        "history-closed",
+        "Plan.</think>Sunny.",
+        Message("Sunny.", "Plan.", ()),
+        head="]~b]user\nHi[e~[\n]~b]ai\n<think>\nOld.\n</think>\n\nHello.[e~[\n" + MINIMAX_HEAD,
+    ),
 ]
 
 # --- Seed-OSS --------------------------------------------------------------------------------
@@ -410,6 +417,14 @@ SEED = [
         "<seed:think>Plan." + _fn("get_time"),
         Message(_fn("get_time"), "Plan.", ()),
         tool=None,
+    ),
+    # An earlier turn's closed reasoning does not count.
+    _s(
+        "history-closed",
+        "<seed:think>Plan.</seed:think>Sunny.",
+        Message("Sunny.", "Plan.", ()),
+        head="<seed:bos>user\nHi<seed:eos><seed:bos>assistant\n<seed:think>Old.</seed:think>"
+        "Hello.<seed:eos>" + SEED_HEAD,
     ),
 ]
 
