@@ -479,16 +479,7 @@ impl TemplateState {
         // `lead`: a match that does not begin with it is passed over (the next one counts);
         // `zero`: a match counts as the empty text where it starts.
         let mut consider = |field: usize, open: bool, d: &Delim, name: &str, lead: &str, zero| {
-            let mut from = pos;
-            let found = loop {
-                match d.find(buf, from, eos) {
-                    Found::Match(s, e) if !buf.get(s..e).is_some_and(|m| m.starts_with(lead)) => {
-                        from = s + 1;
-                    }
-                    found => break found,
-                }
-            };
-            match found {
+            match d.find_led(buf, pos, eos, lead) {
                 Found::None => {}
                 Found::Pending(s) => hold = hold.min(s),
                 Found::Match(s, e) => {
