@@ -234,6 +234,14 @@ MINIMAX = [
         reasoning="minimax_m2_append_think",
         tool=None,
     ),
+    # The first id is part of a character: the <think> still comes first.
+    _m(
+        "append-think-split",
+        "🫠 ok",
+        Message("<think>🫠 ok", "", ()),
+        reasoning="minimax_m2_append_think",
+        tool=None,
+    ),
     # vLLM's tool parser drops the </think> of the content; it is kept here.
     _m(
         "append-think-call",
