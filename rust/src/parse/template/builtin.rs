@@ -463,6 +463,47 @@ const NEMOTRON_V3: &str = QWEN3;
 /// reasoning whatever the request asks (the prompt always opens `<think>`).
 const STEP3P5: &str = QWEN3_CODER;
 
+/// MiniMax-M2: reasoning until `</think>` (its prompt opens `<think>`), and
+/// `<minimax:tool_call>` blocks of `<invoke name="NAME">` calls (a call without its block
+/// marker too) with `<parameter name="KEY">VALUE</parameter>` arguments, values as written.
+const MINIMAX_M2: &str = r##"{
+  "start_anchor": "]~b]ai\n",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
+    "tool_calls": {
+      "open_pattern": "(?:<minimax:tool_call>\\s*)?<invoke name=[\"']?(?P<name>[^\"'>]+)[\"']?>",
+      "close_pattern": "\\s*</invoke>\\s*(?:</minimax:tool_call>\\s*)?",
+      "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<\\s*parameter\\s+name\\s*=\\s*[\"']?(?P<key>[^\"'>]+?)[\"']?\\s*>(?P<value>.*?)<\\s*/\\s*parameter\\s*>"
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "content": {}
+  }
+}"##;
+
+/// Seed-OSS: Qwen3-Coder's format with its own markers (`<seed:think>`, `<seed:tool_call>`);
+/// a `<function=NAME>` call without its block marker is a call too, as vLLM reads it.
+const SEED_OSS: &str = r##"{
+  "start_anchor": "<seed:bos>assistant\n",
+  "fields": {
+    "reasoning_content": {"open": "<seed:think>", "close_pattern": "</seed:think>"},
+    "tool_calls": {
+      "open_pattern": "(?:<seed:tool_call>\\s*)?<function=(?P<name>[^\\n>]+)>",
+      "close_pattern": "</function>\\s*(?:</seed:tool_call>\\s*)?|</seed:tool_call>\\s*",
+      "repeats": true,
+      "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>",
+        "value_parser": {"name": "json", "args": {"allow_non_json": true}}
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "content": {"close_pattern": "<seed:eos>\\s*"}
+  }
+}"##;
+
 /// Gemma 4: reasoning in a `<|channel>` block (its `thought` line dropped) closed by `<channel|>`,
 /// and `<|tool_call>call:NAME{key:value,...}<tool_call|>` calls whose strings are delimited by
 /// `<|"|>`, bare values read as strings and typed by the tool's schema.
@@ -501,7 +542,7 @@ const FUNCTIONGEMMA: &str = r##"{
 }"##;
 
 /// The built-in templates' names, each also a parser name of both kinds.
-pub const TEMPLATES: [&str; 35] = [
+pub const TEMPLATES: [&str; 37] = [
     "qwen3_template",
     "qwen3_coder",
     "deepseek_r1_template",
@@ -537,9 +578,11 @@ pub const TEMPLATES: [&str; 35] = [
     "nemotron_v3",
     "granite_thinking_parser",
     "step3p5",
+    "minimax_m2",
+    "seed_oss",
 ];
 
-const JSON: [&str; 35] = [
+const JSON: [&str; 37] = [
     QWEN3,
     QWEN3_CODER,
     DEEPSEEK_R1,
@@ -575,6 +618,8 @@ const JSON: [&str; 35] = [
     NEMOTRON_V3,
     NEMOTRON_V3,
     STEP3P5,
+    MINIMAX_M2,
+    SEED_OSS,
 ];
 
 /// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
@@ -597,8 +642,9 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "gemma4"
         | "nemotron_v3"
         | "granite_thinking_parser"
-        | "step3p5" => Some(true),
-        "pythonic" | "llama4_pythonic" | "olmo3" => Some(false),
+        | "step3p5"
+        | "minimax_m2" => Some(true),
+        "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" => Some(false),
         _ => None,
     }
 }
@@ -610,6 +656,17 @@ pub(crate) fn vllm_typing(name: &str) -> Typing {
     match name {
         "functiongemma" => Typing::Loads,
         _ => Typing::Vllm,
+    }
+}
+
+/// The text a call's open must begin with to end reasoning, under the tool parser's name,
+/// where vLLM's parser ends reasoning only at the call block's marker (a bare call there is
+/// reasoning text).
+pub(crate) fn reasoning_call_lead(name: &str) -> Option<&'static str> {
+    match name {
+        "minimax_m2" => Some("<minimax:tool_call>"),
+        "seed_oss" => Some("<seed:tool_call>"),
+        _ => None,
     }
 }
 

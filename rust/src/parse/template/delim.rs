@@ -127,6 +127,19 @@ impl Delim {
         })
     }
 
+    /// [`Delim::find`], a match whose text does not begin with `lead` passed over (the next
+    /// one counts).
+    pub(crate) fn find_led(&self, hay: &str, mut from: usize, eos: bool, lead: &str) -> Found {
+        loop {
+            match self.find(hay, from, eos) {
+                Found::Match(s, e) if !hay.get(s..e).is_some_and(|m| m.starts_with(lead)) => {
+                    from = s + 1;
+                }
+                found => return found,
+            }
+        }
+    }
+
     /// The leftmost match (or possible match) in `hay` starting at `from` or later. At the end
     /// of the output (`eos`) nothing is pending.
     pub(crate) fn find(&self, hay: &str, from: usize, eos: bool) -> Found {
@@ -258,6 +271,17 @@ mod tests {
         assert_eq!(pat.find("ab</think>\n", 0, false), Found::Pending(2));
         assert_eq!(pat.find("ab</think>\nx", 0, false), Found::Match(2, 11));
         assert_eq!(pat.find("ab</think>\n", 0, true), Found::Match(2, 11));
+    }
+
+    #[test]
+    fn a_match_without_the_lead_is_passed_over() {
+        let d = Delim::pattern(r"(?:<b>)?<i>").unwrap();
+        assert_eq!(
+            d.find_led("x<i> <b><i>", 0, false, "<b>"),
+            Found::Match(5, 11)
+        );
+        assert_eq!(d.find_led("x<i> <b", 0, false, "<b>"), Found::Pending(5));
+        assert_eq!(d.find_led("x<i>", 0, false, ""), Found::Match(1, 4));
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub(crate) struct Knobs<'r> {
     pub reasoning: bool,
     /// A call's open delimiter ends a reasoning region (and opens the call).
     pub calls_end_reasoning: bool,
+    /// Where given, only a call open that begins with this text ends reasoning (a bare call
+    /// without its block marker is reasoning text there).
+    pub reasoning_call_lead: Option<&'static str>,
     /// Reasoning ends once: after a reasoning region closed (in the output or the prompt), its
     /// open delimiter is text.
     pub reasoning_once: bool,
@@ -478,11 +481,14 @@ impl TemplateState {
     ) -> (Option<(usize, bool, usize, usize)>, usize) {
         let mut hold = buf.len();
         let mut best: Option<(usize, bool, usize, usize)> = None;
-        let mut consider = |field: usize, open: bool, d: &Delim, name: &str| {
-            match d.find(buf, pos, eos) {
+        // `lead`: a match that does not begin with it is passed over (the next one counts);
+        // `zero`: a match counts as the empty text where it starts.
+        let mut consider = |field: usize, open: bool, d: &Delim, name: &str, lead: &str, zero| {
+            match d.find_led(buf, pos, eos, lead) {
                 Found::None => {}
                 Found::Pending(s) => hold = hold.min(s),
                 Found::Match(s, e) => {
+                    let e = if zero { s } else { e };
                     // An empty close of a region that has had nothing closes nothing.
                     if s == e && ((!open && !self.opened) || no_empty) {
                         return;
@@ -512,7 +518,7 @@ impl TemplateState {
                     .filter(|f| !matches!(f.role, Role::Tools(Calls::Pythonic { .. })))
                     .and_then(|f| Some((f, f.close.as_ref()?)))
                 {
-                    consider(c, false, d, &f.name);
+                    consider(c, false, d, &f.name, "", false);
                 }
                 // A call's open ends reasoning, where the reasoning parser's name says so.
                 if k.calls_end_reasoning
@@ -521,12 +527,21 @@ impl TemplateState {
                         .is_some_and(|f| matches!(f.role, Role::Reasoning))
                 {
                     for (i, f) in t.fields.iter().enumerate() {
-                        if let Some(d) = f
-                            .open
-                            .as_ref()
-                            .filter(|_| matches!(f.role, Role::Tools(_)) && k.on(&f.role))
-                        {
-                            consider(i, true, d, &f.name);
+                        let Some(d) = f.open.as_ref().filter(|_| matches!(f.role, Role::Tools(_)))
+                        else {
+                            continue;
+                        };
+                        match k.reasoning_call_lead {
+                            Some(lead) if !k.on(&f.role) => {
+                                // Calls off, the block's marker still ends reasoning: the block
+                                // is content text.
+                                let name = t.fields.get(c).map_or("", |r| r.name.as_str());
+                                consider(c, false, d, name, lead, true);
+                            }
+                            lead if k.on(&f.role) => {
+                                consider(i, true, d, &f.name, lead.unwrap_or_default(), false);
+                            }
+                            _ => {}
                         }
                     }
                 }
@@ -537,7 +552,7 @@ impl TemplateState {
                     .and_then(|f| Some((f, f.open.as_ref()?)))
                     .filter(|_| self.fresh && !self.texted)
                 {
-                    consider(c, true, d, &f.name);
+                    consider(c, true, d, &f.name, "", false);
                 }
             }
             None => {
@@ -545,7 +560,7 @@ impl TemplateState {
                     let over =
                         k.reasoning_once && self.reasoned && matches!(f.role, Role::Reasoning);
                     if let Some(d) = f.open.as_ref().filter(|_| k.on(&f.role) && !over) {
-                        consider(i, true, d, &f.name);
+                        consider(i, true, d, &f.name, "", false);
                     }
                 }
                 if let Some((i, f, d)) = t
@@ -553,7 +568,7 @@ impl TemplateState {
                     .and_then(|i| Some((i, t.fields.get(i)?)))
                     .and_then(|(i, f)| Some((i, f, f.close.as_ref()?)))
                 {
-                    consider(i, false, d, &f.name);
+                    consider(i, false, d, &f.name, "", false);
                 }
             }
         }

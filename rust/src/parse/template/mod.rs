@@ -106,6 +106,9 @@ pub struct TemplateParser {
     typing: Typing,
     /// How text keeps its whitespace under a vLLM parser's name ([`builtin::vllm_space`]).
     vllm_space: Option<bool>,
+    /// Text the output's content starts with, in place of parsing reasoning (vLLM's
+    /// `minimax_m2_append_think`: the prompt's `<think>` given back as content).
+    prefix: Option<&'static str>,
     det: Arc<Detokenizer>,
 }
 
@@ -124,7 +127,7 @@ enum Start {
     Qwen3,
     /// `deepseek_r1`, `ernie45`, `step3`: always on.
     DeepSeekR1,
-    /// `olmo3`, `step3p5`: always on; a call's open delimiter ends it.
+    /// `olmo3`, `step3p5`, `minimax_m2`: always on; a call's open delimiter ends it.
     UntilCall,
     /// `granite`, `hunyuan_a13b`: on, but the output starts in content: reasoning is where the
     /// output's open delimiter opens it, once.
@@ -152,10 +155,11 @@ impl Start {
                 | "qwen3_template"
                 | "qwen3_coder"
                 | "nemotron_v3"
-                | "granite_thinking_parser",
+                | "granite_thinking_parser"
+                | "seed_oss",
             ) => Start::Qwen3,
             Some("deepseek_r1" | "deepseek_r1_template" | "ernie45" | "step3") => Start::DeepSeekR1,
-            Some("olmo3" | "step3p5") => Start::UntilCall,
+            Some("olmo3" | "step3p5" | "minimax_m2") => Start::UntilCall,
             Some("granite" | "hunyuan_a13b") => Start::Marked,
             Some("glm45" | "kimi_k2" | "ling3") => Start::UnlessOff,
             Some("deepseek_v3") => Start::Asked,
@@ -198,6 +202,7 @@ impl TemplateParser {
             start: Start::AsWritten,
             typing: Typing::Transformers,
             vllm_space: None,
+            prefix: None,
             det,
         }
     }
@@ -214,6 +219,7 @@ impl TemplateParser {
                 self.start,
                 Start::Qwen3 | Start::UnlessOff | Start::UntilCall | Start::Opened
             ),
+            reasoning_call_lead: builtin::reasoning_call_lead(self.names[1]),
             content_lstrip_newlines: self.names[0] == "granite_thinking_parser",
             reasoning_once: !matches!(self.start, Start::AsWritten | Start::Opened),
             tools: self.tools,
@@ -224,11 +230,17 @@ impl TemplateParser {
         }
     }
 
-    fn session<'s>(&'s self, state: TemplateState, cx: &Context<'s>) -> Box<dyn Session + 's> {
+    fn session<'s>(
+        &'s self,
+        state: TemplateState,
+        cx: &Context<'s>,
+        prefix: Option<&'static str>,
+    ) -> Box<dyn Session + 's> {
         Box::new(TemplateSession {
             template: &self.template,
             knobs: self.knobs(cx),
             state,
+            prefix,
         })
     }
 }
@@ -237,14 +249,28 @@ struct TemplateSession<'p> {
     template: &'p Template,
     knobs: Knobs<'p>,
     state: TemplateState,
+    /// Text not yet fed that the output starts with (fed before the output's first text, or at
+    /// the first chunk's end, so a carried state has always had it).
+    prefix: Option<&'static str>,
+}
+
+impl TemplateSession<'_> {
+    fn feed_prefix(&mut self, out: &mut Delta) {
+        if let Some(prefix) = self.prefix.take() {
+            self.state
+                .feed(self.template, self.knobs, prefix, false, out);
+        }
+    }
 }
 
 impl Session for TemplateSession<'_> {
     fn feed(&mut self, text: &str, _id: Option<u32>, out: &mut Delta) {
+        self.feed_prefix(out);
         self.state.feed(self.template, self.knobs, text, false, out);
     }
 
     fn end_chunk(&mut self, _ids: &[u32], last: bool, out: &mut Delta) -> Result<(), ParseError> {
+        self.feed_prefix(out);
         if last {
             self.state.feed(self.template, self.knobs, "", true, out);
         }
@@ -281,13 +307,13 @@ impl ChatParser for TemplateParser {
             );
             state.after_prompt(&self.template, opens);
         }
-        Ok(self.session(state, cx))
+        Ok(self.session(state, cx, self.prefix))
     }
 
     fn resume<'s>(&'s self, state: ParseState, cx: &Context<'s>) -> Option<Box<dyn Session + 's>> {
         let mut state = state.template.map(|t| *t).unwrap_or_default();
         state.fit(&self.template);
-        Some(self.session(state, cx))
+        Some(self.session(state, cx, None))
     }
 
     fn resumable(&self) -> bool {
@@ -301,7 +327,7 @@ impl ChatParser for TemplateParser {
     }
 
     fn reasoning_name(&self) -> Option<&'static str> {
-        self.reasoning.then_some(self.names[0])
+        (self.reasoning || self.prefix.is_some()).then_some(self.names[0])
     }
 
     fn tool_name(&self) -> Option<&'static str> {
@@ -313,6 +339,9 @@ impl ChatParser for TemplateParser {
 pub const TEMPLATE_NAME: &str = "response_template";
 /// The parser name that stands for the template given (the checkpoint's, or a file).
 pub const AUTO: &str = "auto";
+/// vLLM's reasoning parser that parses no reasoning: MiniMax-M2's whole output is content, after
+/// the `<think>` its prompt opened (an alias of `minimax_m2` here).
+const APPEND_THINK: &str = "minimax_m2_append_think";
 
 /// The chat parser that parser names and a template ask for (`Ok(None)`: none).
 ///
@@ -415,6 +444,10 @@ pub fn select<'a>(
         {
             *n = name;
         }
+    }
+    if given == Some(APPEND_THINK) {
+        p.reasoning = false;
+        p.prefix = Some("<think>");
     }
     p.typing = builtin::vllm_typing(p.names.get(1).copied().unwrap_or_default());
     Ok(Some(Arc::new(p)))

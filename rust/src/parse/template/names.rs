@@ -35,7 +35,7 @@ impl Kind {
 /// to one class (`glm47` and `glm45`, `qwen3_json` and `hermes`, ...): `(kind, vLLM's name,
 /// the name that serves it)`; `None` for the kind means both. `mistral` is not here: which
 /// template serves it depends on the vocabulary ([`resolve`]).
-pub const ALIASES: [(Option<Kind>, &str, &str); 10] = [
+pub const ALIASES: [(Option<Kind>, &str, &str); 11] = [
     (Some(Kind::Tool), "openai", "gpt_oss"),
     (Some(Kind::Reasoning), "openai_gptoss", "gpt_oss"),
     (None, "glm47", "glm45"),
@@ -48,11 +48,17 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 10] = [
     (Some(Kind::Reasoning), "step5", "deepseek_r1"),
     // Qwen3-Coder's calls, the content's whitespace as written.
     (Some(Kind::Tool), "step5", "qwen3_coder"),
+    // MiniMax-M2's output, all of it content after the `<think>` the prompt opened.
+    (
+        Some(Kind::Reasoning),
+        "minimax_m2_append_think",
+        "minimax_m2",
+    ),
 ];
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 23] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 20] = [
     (
         None,
         "cohere_command3",
@@ -112,21 +118,6 @@ pub const REFUSED: [(Option<Kind>, &str, &str); 23] = [
         Some(Kind::Reasoning),
         "minicpmv",
         "MiniCPM-V's (newlines decoded as \\n, restored outside code)",
-    ),
-    (
-        None,
-        "minimax_m2",
-        "MiniMax-M2's (<minimax:tool_call>, <invoke>)",
-    ),
-    (
-        Some(Kind::Reasoning),
-        "minimax_m2_append_think",
-        "MiniMax-M2's (<minimax:tool_call>, <invoke>)",
-    ),
-    (
-        None,
-        "seed_oss",
-        "Seed-OSS's (<seed:think>, <seed:tool_call>)",
     ),
 ];
 

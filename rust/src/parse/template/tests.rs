@@ -17,6 +17,7 @@ fn knobs() -> Knobs<'static> {
         content_lstrip_newlines: false,
         reasoning: true,
         calls_end_reasoning: false,
+        reasoning_call_lead: None,
         reasoning_once: false,
         tools: true,
         rules: ToolRules {
@@ -508,4 +509,18 @@ fn text_after_the_arguments_then_not_json_reads_the_same_however_cut() {
             vec![("f".to_owned(), r#""name"<tool_call>"#.to_owned())]
         )
     );
+}
+
+#[test]
+fn no_refused_name_is_served() {
+    for (kind, name, _) in REFUSED {
+        for k in [Kind::Tool, Kind::Reasoning] {
+            if kind.is_none_or(|kind| kind == k) {
+                assert!(
+                    !accepted_names(k).contains(&name),
+                    "{name} is refused and served"
+                );
+            }
+        }
+    }
 }
