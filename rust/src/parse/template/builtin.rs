@@ -504,6 +504,25 @@ const SEED_OSS: &str = r##"{
   }
 }"##;
 
+/// MiMo: Qwen3-Coder's calls and Qwen3's reasoning; each parameter's value as written (its
+/// newlines kept), then typed by the tool's schema.
+const MIMO: &str = r##"{
+  "start_anchor": "<|im_start|>assistant\n",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
+    "tool_calls": {
+      "open_pattern": "<tool_call>\\s*<function=(?P<name>[^\\n>]+)>",
+      "close_pattern": "</tool_call>\\s*", "repeats": true,
+      "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<\\s*parameter\\s*=\\s*(?P<key>[^>]*)>(?P<value>.*?)<\\s*/\\s*parameter\\s*>"
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "content": {"close_pattern": "<\\|im_end\\|>\\s*"}
+  }
+}"##;
+
 /// Gemma 4: reasoning in a `<|channel>` block (its `thought` line dropped) closed by `<channel|>`,
 /// and `<|tool_call>call:NAME{key:value,...}<tool_call|>` calls whose strings are delimited by
 /// `<|"|>`, bare values read as strings and typed by the tool's schema.
@@ -542,7 +561,7 @@ const FUNCTIONGEMMA: &str = r##"{
 }"##;
 
 /// The built-in templates' names, each also a parser name of both kinds.
-pub const TEMPLATES: [&str; 37] = [
+pub const TEMPLATES: [&str; 38] = [
     "qwen3_template",
     "qwen3_coder",
     "deepseek_r1_template",
@@ -580,9 +599,10 @@ pub const TEMPLATES: [&str; 37] = [
     "step3p5",
     "minimax_m2",
     "seed_oss",
+    "mimo",
 ];
 
-const JSON: [&str; 37] = [
+const JSON: [&str; 38] = [
     QWEN3,
     QWEN3_CODER,
     DEEPSEEK_R1,
@@ -620,6 +640,7 @@ const JSON: [&str; 37] = [
     STEP3P5,
     MINIMAX_M2,
     SEED_OSS,
+    MIMO,
 ];
 
 /// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
@@ -644,7 +665,7 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "granite_thinking_parser"
         | "step3p5"
         | "minimax_m2" => Some(true),
-        "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" => Some(false),
+        "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" => Some(false),
         _ => None,
     }
 }

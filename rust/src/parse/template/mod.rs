@@ -156,7 +156,8 @@ impl Start {
                 | "qwen3_coder"
                 | "nemotron_v3"
                 | "granite_thinking_parser"
-                | "seed_oss",
+                | "seed_oss"
+                | "mimo",
             ) => Start::Qwen3,
             Some("deepseek_r1" | "deepseek_r1_template" | "ernie45" | "step3") => Start::DeepSeekR1,
             Some("olmo3" | "step3p5" | "minimax_m2") => Start::UntilCall,

@@ -58,7 +58,7 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 11] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 20] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 19] = [
     (
         None,
         "cohere_command3",
@@ -103,7 +103,6 @@ pub const REFUSED: [(Option<Kind>, &str, &str); 20] = [
         "deepseek_v41",
         "DeepSeek-V4.1's spaced DSML (<｜DSML｜ calls>)",
     ),
-    (None, "mimo", "MiMo's compact XML"),
     (
         None,
         "minimax_m3",
