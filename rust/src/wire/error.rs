@@ -75,6 +75,7 @@ pub fn error_type(status: u16) -> &'static str {
         413 => "PayloadTooLargeError",
         415 => "UnsupportedMediaTypeError",
         431 => "RequestHeaderFieldsTooLargeError",
+        501 => "NotImplementedError",
         503 => "ServiceUnavailableError",
         _ => "InternalServerError",
     }
