@@ -34,7 +34,7 @@ impl Kind {
 /// vLLM 0.33.0's names that another name's parser serves here, as vLLM's registries map them
 /// to one class (`glm47` and `glm45`, `qwen3_json` and `hermes`, ...): `(kind, vLLM's name,
 /// the name that serves it)`; `None` for the kind means both. `mistral` is not here: which
-/// template serves it depends on the vocabulary ([`resolve`]).
+/// template serves it depends on the vocabulary (see [`crate::select_parser`]).
 pub const ALIASES: [(Option<Kind>, &str, &str); 11] = [
     (Some(Kind::Tool), "openai", "gpt_oss"),
     (Some(Kind::Reasoning), "openai_gptoss", "gpt_oss"),
