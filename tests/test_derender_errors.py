@@ -229,6 +229,33 @@ def test_bad_requests_are_400(case: str, path: str, body: Callable[[], dict[str,
     assert_error(status, answer, 400)
 
 
+#: Words of the Rust JSON reader that a client should not have to read.
+RUST_WORDS = ("u32", "u64", "usize", "i64", "f64", "sequence", " map", "struct ", "at line ")
+
+
+@pytest.mark.parametrize(
+    ("ids", "says"),
+    [
+        (5, "expected a list"),
+        (["a"], "expected an integer from 0 to 4294967295"),
+        ([1.5], "invalid type: number `1.5`"),
+        ([-1], "expected an integer from 0 to 4294967295"),
+        ({}, "invalid type: object, expected a list"),
+    ],
+)
+def test_wrong_types_are_named_as_json_types(ids: Any, says: str) -> None:
+    body = chat_whole()
+    body["generate_response"]["choices"][0]["token_ids"] = ids
+    status, answer = post(load_derenderer(QWEN), CHAT, body)
+    assert_error(status, answer, 400)
+    message = answer["error"]["message"]
+    assert says in message and "(line 1, column " in message, message
+    assert not any(word in message for word in RUST_WORDS), message
+    assert answer["error"]["param"] == "generate_response.choices[0].token_ids" + (
+        "[0]" if isinstance(ids, list) else ""
+    )
+
+
 @pytest.mark.parametrize(("case", "path", "body"), GOOD, ids=[c[0] for c in GOOD])
 def test_neighbours_of_the_limits_are_200(
     case: str, path: str, body: Callable[[], dict[str, Any]]

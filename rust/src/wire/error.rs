@@ -100,6 +100,43 @@ pub fn error_body(status: u16, message: &str, param: Option<&str>) -> Vec<u8> {
     j.into_bytes()
 }
 
+/// A JSON reader's error, in the project's words: what was expected said as a JSON type (not a
+/// Rust one), and where as a line and column.
+pub(crate) fn json_words(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let (what, place) = match text.rsplit_once(" at line ") {
+        Some((what, place)) => (what, Some(place)),
+        None => (text.as_str(), None),
+    };
+    let mut what = what.to_owned();
+    for (rust, ours) in [
+        ("expected u32", "expected an integer from 0 to 4294967295"),
+        ("expected u64", "expected an integer of 0 or more"),
+        ("expected usize", "expected an integer of 0 or more"),
+        ("expected u8", "expected an integer from 0 to 255"),
+        ("expected u16", "expected an integer from 0 to 65535"),
+        ("expected i64", "expected an integer"),
+        ("expected i32", "expected an integer"),
+        ("expected f64", "expected a number"),
+        ("expected f32", "expected a number"),
+        ("expected a sequence", "expected a list"),
+        ("expected a map", "expected an object"),
+        ("expected a borrowed string", "expected a string"),
+        ("floating point `", "number `"),
+        ("invalid type: map", "invalid type: object"),
+        ("invalid type: sequence", "invalid type: list"),
+    ] {
+        what = what.replace(rust, ours);
+    }
+    if let Some(rest) = what.strip_prefix("expected struct ") {
+        what = format!("expected an object ({rest})");
+    }
+    match place.and_then(|p| p.split_once(" column ")) {
+        Some((line, column)) => clip(&format!("{what} (line {line}, column {column})")),
+        None => clip(&what),
+    }
+}
+
 /// At most 200 chars of a user-given string, for messages.
 pub(crate) fn clip(s: &str) -> String {
     const MAX: usize = 200;

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::error::{Res, WireError, clip};
+use super::error::{Res, WireError, json_words};
 
 /// Parses a body into `out` (a default one, kept by the caller: see `Reader::body`), or says
 /// what is wrong with it (and where).
@@ -53,7 +53,7 @@ pub(crate) fn parse<'a>(body: &'a [u8], out: &mut Body<'a>) -> Res<()> {
             } else {
                 "invalid request body"
             };
-            let message = format!("{what}: {}", clip(&e.to_string()));
+            let message = format!("{what}: {}", json_words(&e));
             Err(
                 if e.is_syntax() || e.is_eof() || path.is_empty() || path == "." {
                     WireError::bad(message)
@@ -101,9 +101,8 @@ pub(crate) fn raw_as<'a, T: Deserialize<'a>>(
 ) -> Res<Option<T>> {
     match raw {
         None => Ok(None),
-        Some(r) => serde_json::from_str::<Option<T>>(r.get()).map_err(|e| {
-            WireError::bad_param(format!("invalid {name}: {}", clip(&e.to_string())), name)
-        }),
+        Some(r) => serde_json::from_str::<Option<T>>(r.get())
+            .map_err(|e| WireError::bad_param(format!("invalid {name}: {}", json_words(&e)), name)),
     }
 }
 
