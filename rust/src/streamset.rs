@@ -17,7 +17,7 @@
 //! ids rather than the streams.
 //!
 //! Performance notes (qwen3, one id per stream and step, a 2-core shared machine, see
-//! `BENCHMARKS.md`): over 1,000 live streams the pending array took a step to 0.77x and 0.80x
+//! `benches/results/streamset.json`): over 1,000 live streams the pending array took a step to 0.77x and 0.80x
 //! of the build before it (two builds in one process, alternating rounds), and the first step
 //! of a set not stepped for a while to 0.79x; `benches/streamset_ratio.py` read 5.94x to 6.54x
 //! a loop of `DetokStream.step`. Under callgrind, before the pending array, a stream's share of
