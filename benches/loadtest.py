@@ -293,7 +293,7 @@ def conditions(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def markdown(runs: list[dict[str, Any]], workers: int) -> str:
+def markdown(runs: list[dict[str, Any]], workers: int, chunk_ids: int | None = None) -> str:
     """The replay figures as Markdown tables, with the tokstream / reference ratios."""
     lines = [
         "| server | transport | workers | streams | streams/conn | tokens/stream | chunks "
@@ -330,7 +330,7 @@ def markdown(runs: list[dict[str, Any]], workers: int) -> str:
                 f"| {_ratio(mine['chunks_per_s'], ref['chunks_per_s'], 2)} "
                 f"| {_ratio(ref['server_cpu_us_per_token'], mine['server_cpu_us_per_token'], 1)} |"
             )
-    lines += ["", LEGEND]
+    lines += ["", legend(chunk_ids)]
     return "\n".join(lines)
 
 
@@ -340,14 +340,17 @@ def _ratio(a: float, b: float, digits: int) -> str:
     return f"{a / b:.{digits}f}x" if b else "n/a"
 
 
-LEGEND = (
-    "Chunks are HTTP requests (one generate chunk of 1 to 4 ids each, plus a finish-only and a "
-    "usage-only chunk per stream); tokens are output ids; p50/p99 are per-chunk latencies seen "
-    "by the client; server CPU is user + system time of the server and its workers over the "
-    "timed replay, per token and per chunk; busy is CPU time over wall time, for the server and "
-    "for the load generator (which shares the machine's cores with it: at 100% the client, not "
-    "the server, bounds the throughput)."
-)
+def legend(chunk_ids: int | None) -> str:
+    """The table's footnote, for generate chunks of ``chunk_ids`` ids (``None``: 1 to 4)."""
+    size = "1 to 4 ids" if chunk_ids is None else f"{chunk_ids} id" + ("s" * (chunk_ids != 1))
+    return (
+        f"Chunks are HTTP requests (one generate chunk of {size} each, plus a finish-only and a "
+        "usage-only chunk per stream); tokens are output ids; p50/p99 are per-chunk latencies "
+        "seen by the client; server CPU is user + system time of the server and its workers over "
+        "the timed replay, per token and per chunk; busy is CPU time over wall time, for the "
+        "server and for the load generator (which shares the machine's cores with it: at 100% the "
+        "client, not the server, bounds the throughput)."
+    )
 
 
 def ratio_rows(runs: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any], dict[str, Any]]]:
@@ -472,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
                     failed |= bool(run["problems"]) or run["errors"] > 0
             finally:
                 server.stop()
-        print(markdown(report["runs"], args.workers))
+        print(markdown(report["runs"], args.workers, args.chunk_ids))
     report["conditions"]["loadavg_end"] = os.getloadavg()
     c = report["conditions"]
     print(

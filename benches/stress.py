@@ -14,7 +14,7 @@ and open descriptors every 50 ms. The phases:
 - ``big-headers``: ``--flooders`` clients (4) each send 10 MB header values back to back, read
   the answer (431) and start again;
 - ``stop-strings``: 2 clients posting 1 MB bodies with 64 stop strings of 4 KiB each, back to
-  back (the derender completion body of issue 11's case (a));
+  back (a derender completion body);
 - ``pipeline-unread``: ``--unread`` connections (60) pipeline ``GET /health`` and never read
   (the server must drop their answers after ``--send-timeout`` and close; the client then
   opens them again);
