@@ -229,6 +229,23 @@ def test_bad_requests_are_400(case: str, path: str, body: Callable[[], dict[str,
     assert_error(status, answer, 400)
 
 
+def test_a_choice_without_ids_names_where_it_is() -> None:
+    chat = chat_whole()
+    chat["generate_response"]["choices"].append(dict(chat["generate_response"]["choices"][0]))
+    chat["generate_response"]["choices"][1]["token_ids"] = []
+    chat["generate_response"]["choices"][1]["index"] = 1
+    completion = completion_whole()
+    completion["generate_responses"][0]["choices"][0]["token_ids"] = None
+    for path, body, param in (
+        (CHAT, chat, "generate_response.choices[1].token_ids"),
+        (COMPLETION, completion, "generate_responses[0].choices[0].token_ids"),
+    ):
+        status, answer = post(load_derenderer(QWEN), path, body)
+        assert_error(status, answer, 400)
+        assert answer["error"]["param"] == param, answer
+        assert "has empty or null token_ids" in answer["error"]["message"], answer
+
+
 #: Words of the Rust JSON reader that a client should not have to read.
 RUST_WORDS = ("u32", "u64", "usize", "i64", "f64", "sequence", " map", "struct ", "at line ")
 

@@ -18,13 +18,14 @@ use super::request::{Params, hides_reasoning};
 use crate::parse::Context;
 use crate::stream::Stream;
 
-/// A whole response's choice must carry ids.
-fn nonempty(choice: &Choice<'_>) -> Res<()> {
+/// A whole response's choice must carry ids; `at` is where the choice is in the body
+/// (`generate_response.choices[0]`), for the error's `param`.
+fn nonempty(choice: &Choice<'_>, at: impl FnOnce() -> String) -> Res<()> {
     if choice.token_ids.as_ref().is_none_or(Vec::is_empty) {
-        return Err(WireError::bad(format!(
-            "choice {} has empty or null token_ids",
-            choice.index
-        )));
+        return Err(WireError::bad_param(
+            format!("choice {} has empty or null token_ids", choice.index),
+            format!("{}.token_ids", at()),
+        ));
     }
     Ok(())
 }
@@ -44,8 +45,9 @@ fn derender<'a>(
     prompt: &[u32],
     p: &Params<'_>,
     text: &mut Text<'_>,
+    at: impl FnOnce() -> String,
 ) -> Res<Out<'a>> {
-    nonempty(choice)?;
+    nonempty(choice, at)?;
     let mut stream = Stream::new(&c.det, prompt, p.skip_special);
     let finish = whole_finish(choice);
     let eos = &c.eos_token_ids;
@@ -77,11 +79,12 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
     let hide = hides_reasoning(ask.as_ref());
     let request_id = output::request_id_of(resp);
     let mut outs = Vec::with_capacity(resp.choices.len());
-    for choice in &resp.choices {
+    for (i, choice) in resp.choices.iter().enumerate() {
+        let at = move || format!("generate_response.choices[{i}]");
         let prompt = prompt.unwrap_or_default();
         let out = match (parser, &ask) {
             (Some(parser), Some(ask)) => {
-                nonempty(choice)?;
+                nonempty(choice, at)?;
                 let cx = Context {
                     prompt,
                     request: if parser.needs_request() {
@@ -99,6 +102,7 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
                     prompt,
                     &p,
                     &mut Text::Parsed(session, Progress::default()),
+                    at,
                 )?;
                 let called = o
                     .parsed
@@ -109,7 +113,7 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
             }
             _ => {
                 let text = &mut Text::Plain(Progress::default());
-                derender(c, choice, prompt, &p, text)?
+                derender(c, choice, prompt, &p, text, at)?
             }
         };
         outs.push(out);
@@ -245,9 +249,10 @@ pub(crate) fn completion(c: &Config, body: &Body<'_>) -> Res<Answer> {
             .and_then(|v| v.get(g))
             .copied()
             .unwrap_or(0);
-        for choice in &resp.choices {
+        for (i, choice) in resp.choices.iter().enumerate() {
+            let at = move || format!("generate_responses[{g}].choices[{i}]");
             let text = &mut Text::Plain(Progress::default());
-            let o = derender(c, choice, prompt.unwrap_or_default(), &p, text)?;
+            let o = derender(c, choice, prompt.unwrap_or_default(), &p, text, at)?;
             total_completion += choice.token_ids.as_ref().map_or(0, Vec::len);
             j.obj();
             key!(j, "index");
