@@ -58,5 +58,6 @@ pub use streamset::{Plan, SetError, StreamSet};
 pub use vocab::MAX_WINDOW;
 pub use wire::{
     CHAT_PATH, COMPLETION_PATH, Derenderer, Endpoint, FinishReason, LOGPROB_FLOOR, MAX_CHOICES,
-    MAX_TOP_LOGPROBS, PARSER_STATES, Reply, WireError, error_body, error_type, replays_by_name,
+    MAX_TOP_LOGPROBS, PARSER_STATES, Reply, VLLM_STATE_KEY_COUNT, WireError, error_body,
+    error_type, replays_by_name, state_keys,
 };

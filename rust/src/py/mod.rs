@@ -72,23 +72,6 @@ mod _core {
     #[pymodule_export]
     const LINGER_BYTES: usize = crate::limits::LINGER_BYTES;
 
-    /// The stream state's keys vLLM writes, in the order the wire writes them.
-    const VLLM_STATE_KEYS: [&str; 10] = [
-        "prev_tokens",
-        "prefix_offset",
-        "read_offset",
-        "role_sent",
-        "logprob_context_token_ids",
-        "logprob_text_offset",
-        "output_token_ids",
-        "output_chunk_lens",
-        "tools_streamed",
-        "last_tool_call_ids",
-    ];
-    /// tokstream's own state keys, after vLLM's (vLLM ignores them); `parser` is written only
-    /// while a built-in parser runs.
-    const OWN_STATE_KEYS: [&str; 4] = ["held_text", "generated_tokens", "stopped", "parser"];
-
     /// The OpenAI error object of a status, as the derender endpoints answer it.
     ///
     /// Args:
@@ -170,11 +153,11 @@ mod _core {
             "PARSER_STATES",
             PyTuple::new(py, crate::wire::PARSER_STATES)?,
         )?;
-        m.add("VLLM_STATE_KEYS", PyTuple::new(py, VLLM_STATE_KEYS)?)?;
-        m.add(
-            "STATE_KEYS",
-            PyTuple::new(py, [VLLM_STATE_KEYS.as_slice(), &OWN_STATE_KEYS].concat())?,
-        )?;
+        // Both from the state's one declaration (`wire::state_keys`).
+        let keys = crate::wire::state_keys();
+        let vllm = &keys[..crate::wire::VLLM_STATE_KEY_COUNT.min(keys.len())];
+        m.add("VLLM_STATE_KEYS", PyTuple::new(py, vllm)?)?;
+        m.add("STATE_KEYS", PyTuple::new(py, keys)?)?;
         Ok(())
     }
 }

@@ -442,7 +442,11 @@ impl<'de> Deserialize<'de> for BoolOrCount {
     }
 }
 
-/// The client-carried stream state (vLLM's fields, then tokstream's extensions).
+/// How many of [`State`]'s fields, from the first, are vLLM's.
+pub(crate) const VLLM_STATE_FIELDS: usize = 10;
+
+/// The client-carried stream state: vLLM's fields (the first [`VLLM_STATE_FIELDS`]), then
+/// tokstream's extensions. The order here is the order the wire writes them.
 #[derive(Deserialize, Default, Debug)]
 #[serde(default)]
 #[serde(expecting = "a stream_state object")]

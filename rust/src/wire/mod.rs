@@ -19,6 +19,7 @@ mod choice;
 mod chunk;
 mod config;
 mod error;
+mod fields;
 mod finish;
 mod input;
 mod json;
@@ -72,6 +73,16 @@ impl Endpoint {
         }
     }
 }
+
+/// The stream state's keys, in the order the wire writes them: vLLM's
+/// ([`VLLM_STATE_KEY_COUNT`] of them), then tokstream's own (vLLM ignores them; `parser` is
+/// written only while a built-in parser runs). Read from the state's one declaration.
+pub fn state_keys() -> &'static [&'static str] {
+    fields::of::<input::State>()
+}
+
+/// How many of [`state_keys`] are vLLM's own (the rest are tokstream's).
+pub const VLLM_STATE_KEY_COUNT: usize = input::VLLM_STATE_FIELDS;
 
 /// How streams carry a parser's state, by name: its small state, or vLLM's replay buffer.
 pub const PARSER_STATES: [&str; 2] = ["resumable", "replay"];

@@ -594,3 +594,41 @@ pub(crate) fn write_state(j: &mut Json, s: &State) {
     }
     j.end_obj();
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::{Json, Pairs, State, write_state};
+    use crate::wire::{fields, input::Obj};
+
+    /// The writer writes every field the state declares, in the declared order, and serde reads
+    /// back what it wrote.
+    #[test]
+    fn the_state_is_written_as_declared() {
+        let state = State {
+            prev_tokens: vec!["a\"".into(), "b".into()],
+            prefix_offset: 1,
+            read_offset: 2,
+            role_sent: true,
+            logprob_context_token_ids: vec![3],
+            logprob_text_offset: 4,
+            output_token_ids: vec![5, 6],
+            output_chunk_lens: vec![2],
+            tools_streamed: true,
+            last_tool_call_ids: vec!["call_1".into()],
+            held_text: "<".into(),
+            generated_tokens: 7,
+            stopped: true,
+            parser: Some(Obj(crate::parse::ParseState::default())),
+        };
+        let mut j = Json::with_capacity(256);
+        write_state(&mut j, &state);
+        let text = String::from_utf8(j.into_bytes()).unwrap();
+        let pairs: Pairs<serde::de::IgnoredAny> = serde_json::from_str(&text).unwrap();
+        let keys: Vec<String> = pairs.0.into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, fields::of::<State>(), "{text}");
+        let back: State = serde_json::from_str(&text).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{state:?}"));
+    }
+}

@@ -142,3 +142,215 @@ proptest! {
         }
     }
 }
+
+/// An object the reader reads field by field: where it sits in a body (`@`), the members it
+/// needs besides the one under test, and a value for each field that is not the default.
+struct Hand {
+    name: &'static str,
+    fields: fn() -> &'static [&'static str],
+    at: &'static str,
+    needs: &'static [(&'static str, &'static str)],
+    samples: &'static [(&'static str, &'static str)],
+    /// Fields whose values the reader hands back to serde by declining the body.
+    declines: &'static [&'static str],
+}
+
+use crate::wire::fields;
+use crate::wire::input::{
+    Body, Choice, Generate, LogprobEntry, LogprobToken, Logprobs, Request, State,
+};
+
+const HANDS: &[Hand] = &[
+    Hand {
+        name: "Body",
+        fields: fields::of::<Body<'static>>,
+        at: "@",
+        needs: &[],
+        samples: &[
+            ("stream", "true"),
+            ("model", r#""m""#),
+            ("generate_response", r#"{"choices":[]}"#),
+            ("generate_responses", r#"[{"choices":[]}]"#),
+            ("generate_chunk", r#"{"choices":[]}"#),
+            ("stream_state", "{}"),
+            ("prompt_tokens", "3"),
+            ("prompt_token_ids", "[1,2]"),
+            ("chat_request", "{}"),
+            ("completion_request", "{}"),
+        ],
+        declines: &[],
+    },
+    Hand {
+        name: "Generate",
+        fields: fields::of::<Generate<'static>>,
+        at: r#"{"generate_chunk":@}"#,
+        needs: &[("choices", "[]")],
+        samples: &[
+            ("request_id", r#""r""#),
+            ("choices", r#"[{"index":0}]"#),
+            ("usage", r#"{"prompt_tokens":1}"#),
+            ("prompt_token_ids", "[1]"),
+            ("prompt_logprobs", r#"[null,{"5":{"logprob":-1.5}}]"#),
+            ("kv_transfer_params", r#"{"a":1}"#),
+            ("output_mode", r#""tokens""#),
+            ("metrics", r#"{"time_to_first_token_ms":1.5}"#),
+        ],
+        declines: &["prompt_logprobs"],
+    },
+    Hand {
+        name: "Choice",
+        fields: fields::of::<Choice<'static>>,
+        at: r#"{"generate_chunk":{"choices":[@]}}"#,
+        needs: &[("index", "0")],
+        samples: &[
+            ("index", "2"),
+            ("logprobs", r#"{"content":[]}"#),
+            ("finish_reason", r#""stop""#),
+            ("stop_reason", "7"),
+            ("token_ids", "[1]"),
+        ],
+        declines: &[],
+    },
+    Hand {
+        name: "Logprobs",
+        fields: fields::of::<Logprobs<'static>>,
+        at: r#"{"generate_chunk":{"choices":[{"index":0,"logprobs":@}]}}"#,
+        needs: &[],
+        samples: &[("content", "[]")],
+        declines: &[],
+    },
+    Hand {
+        name: "LogprobEntry",
+        fields: fields::of::<LogprobEntry<'static>>,
+        at: r#"{"generate_chunk":{"choices":[{"index":0,"logprobs":{"content":[@]}}]}}"#,
+        needs: &[],
+        samples: &[
+            ("token_id", "7"),
+            ("token", r#""a""#),
+            ("logprob", "-0.5"),
+            ("bytes", "[97]"),
+            ("top_logprobs", "[]"),
+        ],
+        declines: &[],
+    },
+    Hand {
+        name: "LogprobToken",
+        fields: fields::of::<LogprobToken<'static>>,
+        at: r#"{"generate_chunk":{"choices":[{"index":0,"logprobs":{"content":[{"top_logprobs":[@]}]}}]}}"#,
+        needs: &[],
+        samples: &[
+            ("token_id", "7"),
+            ("token", r#""a""#),
+            ("logprob", "-0.5"),
+            ("bytes", "[97]"),
+        ],
+        declines: &[],
+    },
+    Hand {
+        name: "State",
+        fields: fields::of::<State>,
+        at: r#"{"stream_state":@}"#,
+        needs: &[],
+        samples: &[
+            ("prev_tokens", r#"["a"]"#),
+            ("prefix_offset", "1"),
+            ("read_offset", "2"),
+            ("role_sent", "true"),
+            ("logprob_context_token_ids", "[1]"),
+            ("logprob_text_offset", "3"),
+            ("output_token_ids", "[4]"),
+            ("output_chunk_lens", "[1]"),
+            ("tools_streamed", "true"),
+            ("last_tool_call_ids", r#"["c"]"#),
+            ("held_text", r#""h""#),
+            ("generated_tokens", "5"),
+            ("stopped", "true"),
+            ("parser", r#"{"r":true,"h":"<"}"#),
+        ],
+        declines: &[],
+    },
+    Hand {
+        name: "Request",
+        fields: fields::of::<Request<'static>>,
+        at: r#"{"chat_request":@}"#,
+        needs: &[],
+        samples: &[
+            ("stop", r#""s""#),
+            ("stop_token_ids", "[4]"),
+            ("ignore_eos", "true"),
+            ("min_tokens", "2"),
+            ("include_stop_str_in_output", "true"),
+            ("skip_special_tokens", "false"),
+            ("return_token_ids", "true"),
+            ("logprobs", "true"),
+            ("top_logprobs", "2"),
+            ("logprob_token_ids", "[1]"),
+            ("tools", "[{}]"),
+            ("tool_choice", r#""auto""#),
+            ("parallel_tool_calls", "false"),
+            ("include_reasoning", "false"),
+            ("chat_template_kwargs", r#"{"enable_thinking":false}"#),
+            ("reasoning_effort", r#""none""#),
+        ],
+        declines: &[],
+    },
+];
+
+fn serde_debug(text: &str) -> String {
+    format!("{:?}", serde_json::from_str::<Body<'_>>(text).unwrap())
+}
+
+/// Every field serde declares for an object read by hand is read by the reader, so a field
+/// added to a struct and forgotten in its reader fails here rather than reading as absent; and
+/// no object has more fields than `Seen` has bits.
+#[test]
+fn every_declared_field_is_read_by_hand() {
+    for hand in HANDS {
+        let declared = (hand.fields)();
+        assert!(!declared.is_empty(), "{}: no fields read", hand.name);
+        assert!(
+            declared.len() <= 32,
+            "{}: more fields than Seen holds",
+            hand.name
+        );
+        for (field, _) in hand.samples {
+            assert!(
+                declared.contains(field),
+                "{}.{field}: not declared",
+                hand.name
+            );
+        }
+        let object = |field: Option<(&str, &str)>| {
+            let mut members: Vec<String> = hand
+                .needs
+                .iter()
+                .filter(|(k, _)| field.is_none_or(|(f, _)| f != *k))
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect();
+            if let Some((k, v)) = field {
+                members.push(format!("\"{k}\":{v}"));
+            }
+            hand.at.replace('@', &format!("{{{}}}", members.join(",")))
+        };
+        let without = serde_debug(&object(None));
+        for field in declared {
+            let Some(&(_, value)) = hand.samples.iter().find(|(k, _)| k == field) else {
+                panic!("{}.{field}: give it a sample value here", hand.name);
+            };
+            let text = object(Some((field, value)));
+            assert_ne!(
+                serde_debug(&text),
+                without,
+                "{}.{field}: the sample is the default",
+                hand.name
+            );
+            let mut quick = Body::default();
+            let took = super::body(&text, &mut quick).is_some();
+            if hand.declines.contains(field) {
+                assert!(!took, "{}.{field}: read by hand: {text}", hand.name);
+            } else {
+                assert!(agrees(&text), "{}.{field}: declined: {text}", hand.name);
+            }
+        }
+    }
+}
