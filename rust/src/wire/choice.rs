@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use super::config::Config;
 use super::error::{Res, WireError};
 use super::finish::FinishReason;
 use super::input::{Choice, State, StopReason};
@@ -300,20 +301,31 @@ pub(crate) fn replay(stream: &mut Stream, session: &mut dyn Session, state: &Sta
     Ok(())
 }
 
+/// A choice to derender: its generate output, how it finished, and whether its text ends here.
+pub(crate) struct Turn<'c, 'a> {
+    pub choice: &'c Choice<'a>,
+    pub finish: Option<FinishReason<'a>>,
+    /// The choice's text ends with these ids (a whole response, or a stream's last chunk).
+    pub flush: bool,
+}
+
 /// One choice: stop token, text (plain or parsed), stop strings and logprobs. `context` holds
 /// the sampled ids before the choice's and is left holding the last ones after them.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn derender<'a>(
-    det: &Detokenizer,
-    eos_token_ids: &[u32],
-    choice: &Choice<'a>,
-    finish: Option<FinishReason<'a>>,
-    flush: bool,
+    c: &Config,
+    turn: Turn<'_, 'a>,
     stream: &mut Stream,
     p: &Params<'_>,
     text: &mut Text<'_>,
     context: &mut Vec<u32>,
 ) -> Res<Out<'a>> {
+    let Turn {
+        choice,
+        finish,
+        flush,
+    } = turn;
+    let det: &Detokenizer = &c.det;
+    let eos_token_ids: &[u32] = &c.eos_token_ids;
     let ids = choice.token_ids.as_deref().unwrap_or_default();
     let (keep, mut stop_reason) = stop_token(ids, choice, finish.as_ref(), p, eos_token_ids);
     let kept = ids.get(..keep).unwrap_or_default();

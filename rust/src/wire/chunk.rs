@@ -51,7 +51,6 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
         state.parser = None;
     }
     let request_id = output::request_id_of(resp);
-    let eos = &c.eos_token_ids;
 
     let mut out = None;
     // A stream a stop string ended answers later chunks with no choice.
@@ -103,12 +102,14 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
                 (stream, Text::Plain(progress))
             }
         };
-        let mut o = choice::derender(
-            &c.det,
-            eos,
+        let turn = choice::Turn {
             choice,
             finish,
             flush,
+        };
+        let mut o = choice::derender(
+            c,
+            turn,
             &mut stream,
             &p,
             &mut text,

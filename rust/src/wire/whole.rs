@@ -50,18 +50,12 @@ fn derender<'a>(
     nonempty(choice, at)?;
     let mut stream = Stream::new(&c.det, prompt, p.skip_special);
     let finish = whole_finish(choice);
-    let eos = &c.eos_token_ids;
-    choice::derender(
-        &c.det,
-        eos,
+    let turn = choice::Turn {
         choice,
         finish,
-        true,
-        &mut stream,
-        p,
-        text,
-        &mut Vec::new(),
-    )
+        flush: true,
+    };
+    choice::derender(c, turn, &mut stream, p, text, &mut Vec::new())
 }
 
 /// `POST /v1/chat/completions/derender` with a whole generate response.
