@@ -95,7 +95,7 @@ def runner(detok: Any, impl: str, seqs: list[list[int]]) -> tuple[Any, Any, Any]
 
 def check(tok: Any, detok: Any, impl: str, seqs: list[list[int]]) -> None:
     """Exactness, before any timing: every stream's warm-up text (a lone stream's;
-    tests/test_streamset.py shows a slot's is the same), the round's deltas, then ``finish()``,
+    tests/core/test_streamset.py shows a slot's is the same), the round's deltas, then ``finish()``,
     equal ``decode`` of its ids."""
     setup, run, finish = runner(detok, impl, seqs)
     live = setup()

@@ -32,7 +32,7 @@ _INTERNAL = (
 )
 _STOP_TABLE = (
     _INTERNAL + "; its 11 rows x 2 endpoints are our conformance tests in "
-    "tests/test_vllm_parity.py (issue 10 item 3)"
+    "tests/derender/test_vllm_parity.py (issue 10 item 3)"
 )
 _SERVING = "calls vLLM's ServingDerender with a mocked OnlineDerenderer, not the HTTP contract"
 _MODELS = "validates vLLM's own pydantic protocol models in process, not a server's answer"

@@ -1,13 +1,13 @@
 """vLLM 0.33.0's own derender answers, on CPU, for request bodies built on our tokenizer fixtures.
 
-This is how the expected values of ``tests/test_vllm_parity.py`` were measured, kept so that
-they can be measured again (for a newer vLLM, say). It needs the acceptance virtualenv that
-``.ci/vllm-acceptance`` makes (the vLLM wheel, its light dependencies and our stand-ins):
+This is how the expected values of ``tests/derender/test_vllm_parity.py`` were measured, kept
+so that they can be measured again (for a newer vLLM, say). It needs the acceptance virtualenv
+that ``.ci/vllm-acceptance`` makes (the vLLM wheel, its light dependencies and our stand-ins):
 
     PYTHONPATH=acceptance/vllm/standins:. target/vllm-acceptance/venv/bin/python \\
         acceptance/vllm/oracle.py CASES.json > ANSWERS.json
 
-``--parity`` instead of a file answers the cases of ``tests/vllm_parity_cases.py``.
+``--parity`` instead of a file answers the cases of ``tests/derender/vllm_parity_cases.py``.
 ``CASES.json`` is a list of ``{"name", "fixture", "path", "body"}`` (optionally also
 ``generation_eos``, the ``eos_token_id`` list of the model's generation config;
 ``reasoning_parser`` and ``tool_parser``, vLLM's ``--reasoning-parser`` and ``--tool-call-parser``,
@@ -151,7 +151,7 @@ def answer(cases: list[dict[str, Any]]) -> dict[str, Any]:
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--parity"]:
-        from tests.vllm_parity_cases import all_cases
+        from tests.derender.vllm_parity_cases import all_cases
 
         cases = all_cases()
     else:

@@ -1,9 +1,10 @@
 """vLLM 0.33.0's parser names, as its registries list them, against ``parser_names.json``.
 
-``tests/test_vllm_names.py`` checks that tokstream serves or refuses (saying why) each name of
-``parser_names.json``; this checks that the file holds exactly the names of the installed vLLM
-wheel's registries (``vllm/tool_parsers/__init__.py`` and ``vllm/reasoning/__init__.py``, read
-as source: importing vLLM needs torch). Run with the acceptance virtualenv's interpreter:
+``tests/parsers/test_vllm_names.py`` checks that tokstream serves or refuses (saying why) each
+name of ``parser_names.json``; this checks that the file holds exactly the names of the
+installed vLLM wheel's registries (``vllm/tool_parsers/__init__.py`` and
+``vllm/reasoning/__init__.py``, read as source: importing vLLM needs torch). Run with the
+acceptance virtualenv's interpreter:
 
     target/vllm-acceptance/venv/bin/python acceptance/vllm/parser_names.py
 """

@@ -1,6 +1,6 @@
 """vLLM 0.33.0's parsed chat answers, on CPU, for generations written as text.
 
-This is how the expected messages of the parser-family tests (``tests/test_templates_*.py``)
+This is how the expected messages of the parser-family tests (``tests/parsers/test_templates_*.py``)
 are measured. It needs the acceptance virtualenv (see ``oracle.py``):
 
     PYTHONPATH=acceptance/vllm/standins:acceptance/vllm:. \\

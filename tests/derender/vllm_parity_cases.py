@@ -1,6 +1,6 @@
 """Request bodies for the vLLM parity tests (issue 10), built on the tokenizer fixtures.
 
-Plain data, no tokstream import: ``tests/test_vllm_parity.py`` sends them to tokstream, and
+Plain data, no tokstream import: ``tests/derender/test_vllm_parity.py`` sends them to tokstream, and
 ``acceptance/vllm/oracle.py`` sends the same bodies to vLLM 0.33.0's own derender route to
 measure the expected answers. A case is ``{"name", "fixture", "path", "body"}`` or, for a
 stream, ``"steps"`` (bodies sent in turn, each with the ``stream_state`` the previous answer

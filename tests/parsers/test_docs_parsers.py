@@ -11,7 +11,7 @@ from pathlib import Path
 
 from helpers.stream_util import import_tokstream
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = json.loads((ROOT / "acceptance" / "vllm" / "parser_names.json").read_text("utf-8"))
 ROW = re.compile(r"^\| `([^`]+)` \| (.*?) \| (.*?) \|$")
 

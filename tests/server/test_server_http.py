@@ -1042,7 +1042,7 @@ def test_tokstream_connection_is_gone() -> None:
     exists in the package or the source tree."""
     assert importlib.util.find_spec("tokstream.connection") is None
     assert not (Path(tokstream.__file__).parent / "connection.py").exists()
-    source = Path(__file__).resolve().parents[1] / "python" / "tokstream" / "connection.py"
+    source = Path(__file__).resolve().parents[2] / "python" / "tokstream" / "connection.py"
     assert not source.exists()
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from helpers.server_util import CHAT, COMPLETION, Server
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 SERVER_PAGE = DOCS / "server.md"

@@ -27,7 +27,7 @@ from helpers.parsers_oracle import (
 )
 from helpers.parsers_util import derenderer, singles, stream
 
-STATES = json.loads((Path(__file__).parent / "data" / "hermes_states_v1.json").read_text())
+STATES = json.loads((Path(__file__).parents[1] / "data" / "hermes_states_v1.json").read_text())
 #: The generation the states were captured on.
 PIECES = [
     "Check the weather.",

@@ -17,7 +17,7 @@ from helpers.parsers_util import derenderer_class
 from helpers.stream_util import import_tokstream, load_detokenizer
 
 NAMES = json.loads(
-    (Path(__file__).resolve().parents[1] / "acceptance" / "vllm" / "parser_names.json").read_text(
+    (Path(__file__).resolve().parents[2] / "acceptance" / "vllm" / "parser_names.json").read_text(
         encoding="utf-8"
     )
 )
