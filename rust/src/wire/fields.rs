@@ -1,6 +1,6 @@
 //! The fields a body object declares, read from its derived `Deserialize`: the one list that
 //! the binding's state keys are built from, and that the fast reader and the state writer are
-//! checked against (`quick::tests`, `output::tests`), so that a field added to a struct and
+//! checked against (`quick::tests` and the tests here), so that a field added to a struct and
 //! forgotten elsewhere fails a test rather than reading as absent.
 
 use serde::de::{self, Deserialize, Deserializer, Visitor};
@@ -44,8 +44,12 @@ impl<'de> Deserializer<'de> for Recorder<'_> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::of;
-    use crate::wire::input::{Body, State};
+    use crate::wire::input::{Body, Obj, Pairs, State};
+    use crate::wire::json::Json;
+    use crate::wire::output::write_state;
 
     #[test]
     fn lists_a_structs_fields_in_order() {
@@ -55,5 +59,35 @@ mod tests {
         assert_eq!(state.len(), 14);
         assert!(of::<Body<'_>>().contains(&"chat_request"));
         assert!(of::<u32>().is_empty());
+    }
+
+    /// The writer writes every field the state declares, in the declared order, and serde reads
+    /// back what it wrote.
+    #[test]
+    fn the_state_is_written_as_declared() {
+        let state = State {
+            prev_tokens: vec!["a\"".into(), "b".into()],
+            prefix_offset: 1,
+            read_offset: 2,
+            role_sent: true,
+            logprob_context_token_ids: vec![3],
+            logprob_text_offset: 4,
+            output_token_ids: vec![5, 6],
+            output_chunk_lens: vec![2],
+            tools_streamed: true,
+            last_tool_call_ids: vec!["call_1".into()],
+            held_text: "<".into(),
+            generated_tokens: 7,
+            stopped: true,
+            parser: Some(Obj(crate::parse::ParseState::default())),
+        };
+        let mut j = Json::with_capacity(256);
+        write_state(&mut j, &state);
+        let text = String::from_utf8(j.into_bytes()).unwrap();
+        let pairs: Pairs<serde::de::IgnoredAny> = serde_json::from_str(&text).unwrap();
+        let keys: Vec<String> = pairs.0.into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, of::<State>(), "{text}");
+        let back: State = serde_json::from_str(&text).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{state:?}"));
     }
 }
