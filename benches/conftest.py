@@ -59,7 +59,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     def rank(item: pytest.Item) -> int:
         path = Path(str(item.path)).resolve()
-        if path.parent != here or path.stem not in ORDER:
+        if here not in path.parents or path.stem not in ORDER:
             return -1
         return ORDER.index(path.stem)
 

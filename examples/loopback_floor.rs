@@ -13,7 +13,8 @@
 //!
 //! `load` keeps `CONNS` keep-alive connections each with one request in flight (the request file
 //! resent as soon as its answer is complete) and prints what it got as one JSON line.
-//! `benches/loopback_floor.py` and `benches/front_cpu.py` run them against `tokstream serve`:
+//! `benches/server/loopback_floor.py` and `benches/server/front_cpu.py` run them against
+//! `tokstream serve`:
 //!
 //! ```text
 //! loopback_floor serve ADDR ANSWER_FILE

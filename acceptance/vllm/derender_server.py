@@ -1,5 +1,5 @@
 """vLLM 0.33.0's own derender server, on CPU, on a tokenizer fixture: the peer that
-``benches/vllm_server.py`` measures tokstream's server against.
+``benches/server/vllm_server.py`` measures tokstream's server against.
 
 It serves the app of ``oracle.app`` (vLLM's derender router, exception handlers and serving
 objects; stand-ins for the renderer and model config only) with uvicorn as vLLM's server runs it:

@@ -17,20 +17,20 @@
 //! ids rather than the streams.
 //!
 //! Performance notes (qwen3, one id per stream and step, a 2-core shared machine, see
-//! `benches/results/streamset.json`): over 1,000 live streams the pending array took a step to 0.77x and 0.80x
-//! of the build before it (two builds in one process, alternating rounds), and the first step
-//! of a set not stepped for a while to 0.79x; `benches/streamset_ratio.py` read 5.94x to 6.54x
-//! a loop of `DetokStream.step`. Under callgrind, before the pending array, a stream's share of
-//! a dense step was about 165 instructions: the core's step (about 50 on the fast path, more
-//! for the 7.5% of ids that take the general one), the cached output string (about 27), the
-//! rest checks and loops. What helped: checks that read one state byte per slot rather than
+//! `benches/results/streamset.json`): over 1,000 live streams the pending array took a step to
+//! 0.77x and 0.80x of the build before it (two builds in one process, alternating rounds), and the
+//! first step of a set not stepped for a while to 0.79x; `benches/core/streamset_ratio.py` read
+//! 5.94x to 6.54x a loop of `DetokStream.step`. Under callgrind, before the pending array, a
+//! stream's share of a dense step was about 165 instructions: the core's step (about 50 on the fast
+//! path, more for the 7.5% of ids that take the general one), the cached output string (about 27),
+//! the rest checks and loops. What helped: checks that read one state byte per slot rather than
 //! each stream; `Stream::step_one`, the fast path ahead of the general loop; holding the
-//! interpreter lock below 256 entries (releasing and retaking it costs about 80 ns a call); a
-//! fast path that reads only whether the id has a text, not the text (taking it checked its
-//! bytes, a cache miss that held 37% of the dense loop's samples under perf): 0.85x to 0.89x;
-//! then the pending array. What did not: noting each entry's output token in a flat array
-//! while still stepping every stream, a first tight pass over the ids' table entries so their
-//! cache misses overlap, and asking ahead for the streams that will take the general step.
+//! interpreter lock below 256 entries (releasing and retaking it costs about 80 ns a call); a fast
+//! path that reads only whether the id has a text, not the text (taking it checked its bytes, a
+//! cache miss that held 37% of the dense loop's samples under perf): 0.85x to 0.89x; then the
+//! pending array. What did not: noting each entry's output token in a flat array while still
+//! stepping every stream, a first tight pass over the ids' table entries so their cache misses
+//! overlap, and asking ahead for the streams that will take the general step.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

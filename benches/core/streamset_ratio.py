@@ -8,9 +8,9 @@ id a stream, or 16 x N ``step`` calls), the order rotating from round to round, 
 reported is the median over rounds of each round's own ratio. Each implementation's texts are
 checked against ``decode`` first, as in ``bench_streamset.py``, whose round this reuses::
 
-    python benches/streamset_ratio.py                      # 1,000 and 64 streams, 300 rounds
-    python benches/streamset_ratio.py --streams 1000 --rounds 600
-    python benches/streamset_ratio.py --quick              # 64 streams, 5 rounds (seconds)
+    python benches/core/streamset_ratio.py               # 1,000 and 64 streams, 300 rounds
+    python benches/core/streamset_ratio.py --streams 1000 --rounds 600
+    python benches/core/streamset_ratio.py --quick       # 64 streams, 5 rounds (seconds)
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_streamset import IMPLS, STEPS, check, runner, sequences
 from support import load_detokenizer, load_tokenizer, report
 

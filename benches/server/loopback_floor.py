@@ -12,9 +12,9 @@ answers a second and the server's CPU time per answer, user and system (``/proc/
 the median of rounds that alternate the servers' order. Every answer must be a 200, else the
 exit status is 1::
 
-    python benches/loopback_floor.py                        # 64 and 256 connections, 8 s, 3 rounds
-    python benches/loopback_floor.py --connections 64 --seconds 4
-    python benches/loopback_floor.py --quick                # a debug build, 8 connections, 1 s
+    python benches/server/loopback_floor.py                  # 64 and 256 connections, 8 s, 3 rounds
+    python benches/server/loopback_floor.py --connections 64 --seconds 4
+    python benches/server/loopback_floor.py --quick              # a debug build, 8 connections, 1 s
 
 The client here is not ``loadtest.py``'s: it is native and far lighter, so it keeps the server
 busier, and a busy server sleeps less per request. Compare the two servers within a run.
@@ -37,6 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from load_support import CLK_TCK, ROOT, Server, free_port, load_tokenizer, make_streams
 from support import report
 

@@ -1,12 +1,12 @@
 """The load test's quick mode, once, with its checks: the servers over HTTP, every text exact.
 
-``benches/loadtest.py --quick`` starts ``tokstream serve`` and the plain-Python reference server
-(``benches/reference_server.py``) as real processes, replays 8 concurrent streams of 64 ids
-against each over loopback, and exits non-zero unless every request answered 200 and every
-stream's text equals the one-shot decode; a second run takes ``tokstream serve`` over a Unix
-domain socket (``--transports unix``). This runs it as a user would and reads its JSON. It
-takes a few seconds; the figures of a quick run are too small to quote (see ``BENCHMARKS.md``
-for the full run). It has no ``benchmark`` fixture, so ``--benchmark-only`` skips it.
+``benches/server/loadtest.py --quick`` starts ``tokstream serve`` and the plain-Python reference
+server (``benches/server/reference_server.py``) as real processes, replays 8 concurrent streams of
+64 ids against each over loopback, and exits non-zero unless every request answered 200 and every
+stream's text equals the one-shot decode; a second run takes ``tokstream serve`` over a Unix domain
+socket (``--transports unix``). This runs it as a user would and reads its JSON. It takes a few
+seconds; the figures of a quick run are too small to quote (see ``BENCHMARKS.md`` for the full run).
+It has no ``benchmark`` fixture, so ``--benchmark-only`` skips it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Server CPU per derender chunk of ``tokstream serve``'s front, against the build before it and
 two servers that do no work, measured in one run, the servers taking turns.
 
-The servers, each loaded the same way with the same request (``benches/loopback_floor.py``'s
+The servers, each loaded the same way with the same request (``benches/server/loopback_floor.py``'s
 derender chunk: a chat stream's second chunk, one id, with the state the server returned for the
 first):
 
@@ -25,10 +25,10 @@ used more than ``--max-other`` cores is run again (at most ``--retries`` times i
 figures are the medians over rounds, and each ratio is the median of the rounds' own ratios.
 Every answer must be a 200, else the exit status is 1::
 
-    python benches/front_cpu.py --old-python OLD_VENV/bin/python     # h2load, 5 rounds
-    python benches/front_cpu.py --client native --seconds 3
-    python benches/front_cpu.py --quick        # debug build, native client, 8 connections, 0.5 s
-    python benches/front_cpu.py --access-log   # the access log's cost, next to the others
+    python benches/server/front_cpu.py --old-python OLD_VENV/bin/python  # h2load, 5 rounds
+    python benches/server/front_cpu.py --client native --seconds 3
+    python benches/server/front_cpu.py --quick    # debug build, native client, 8 connections, 0.5 s
+    python benches/server/front_cpu.py --access-log  # the access log's cost, next to the others
 
 The issue's targets (new front over old at most 1.3, over the hyper floor at most 1.25) are
 printed with the ratios; they are not checked in the exit status, which is about correctness.
@@ -54,6 +54,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from load_support import CLK_TCK, MODEL, descendants, free_port, healthy, load_tokenizer
 from loopback_floor import build, cpu, derender_chunk, exchange, wait_listening
 from support import report

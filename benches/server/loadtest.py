@@ -1,20 +1,20 @@
 """Load test of the derender server: concurrent streams over HTTP, against a plain-Python peer.
 
-Starts ``tokstream serve`` as a real process, then the peer: ``benches/reference_server.py``,
+Starts ``tokstream serve`` as a real process, then the peer: ``benches/server/reference_server.py``,
 the plain-Python reference derender (``oracles/derender_reference.py``) behind
-``tokstream.server.App`` (the embeddable ASGI app) on uvicorn with as many workers. Against each
-it replays N concurrent recorded generate streams over loopback HTTP (a light keep-alive
-HTTP/1.1 client, ``benches/http_client.py``, or aiohttp with ``--client aiohttp``; one task per
-stream, posting its chunks one after another, each with the ``stream_state`` of the previous
-answer) and reports chunks/s, tokens/s, per-chunk latency, the server's CPU time per token
-(``/proc/<pid>/stat`` of the server and its workers) and errors. Every stream's text must
-equal the one-shot decode (REFERENCE C1, ``skip_special_tokens=True``) and every request must
-succeed, else the exit status is 1::
+``tokstream.server.App`` (the embeddable ASGI app) on uvicorn with as many workers. Against each it
+replays N concurrent recorded generate streams over loopback HTTP (a light keep-alive HTTP/1.1
+client, ``benches/server/http_client.py``, or aiohttp with ``--client aiohttp``; one task per
+stream, posting its chunks one after another, each with the ``stream_state`` of the previous answer)
+and reports chunks/s, tokens/s, per-chunk latency, the server's CPU time per token
+(``/proc/<pid>/stat`` of the server and its workers) and errors. Every stream's text must equal the
+one-shot decode (REFERENCE C1, ``skip_special_tokens=True``) and every request must succeed, else
+the exit status is 1::
 
-    python benches/loadtest.py                 # N = 64 and 256 streams of 512 tokens, both servers
-    python benches/loadtest.py --quick         # 8 streams of 64 tokens, both servers (seconds)
-    python benches/loadtest.py --health        # /health latency under whole 8,000-token derenders
-    python benches/loadtest.py --servers tokstream --transports tcp unix   # also over --uds
+    python benches/server/loadtest.py           # N = 64 and 256 streams of 512 tokens, both servers
+    python benches/server/loadtest.py --quick       # 8 streams of 64 tokens, both servers (seconds)
+    python benches/server/loadtest.py --health   # /health latency under whole 8,000-token derenders
+    python benches/server/loadtest.py --servers tokstream --transports tcp unix  # also over --uds
 
 The streams: a multilingual pool of ids (``benches/generation.py`` and the samples of
 ``oracles/corpus.py``, added tokens spliced in) is cut into one 512-id output per stream, each
@@ -45,6 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from load_health import health_markdown, run_health
 from load_support import (
     ROOT,

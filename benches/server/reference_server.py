@@ -5,7 +5,8 @@ it (pydantic request validation, vLLM's windowed algorithm in Python, pydantic s
 This module serves it with ``tokstream.server.App``, the embeddable ASGI app, on uvicorn: the
 load test's Python peer of ``tokstream serve``::
 
-    python benches/reference_server.py --tokenizer target/fixtures/tokenizers/qwen3 --port 8001
+    python benches/server/reference_server.py \\
+        --tokenizer target/fixtures/tokenizers/qwen3 --port 8001
 
 More than one worker goes through an app factory: the config travels to uvicorn's worker
 processes as JSON in ``TOKSTREAM_REFERENCE_CONFIG``.
@@ -21,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     # The reference lives in `oracles/`, beside the benches; import it, never copy it.
     sys.path.append(str(ROOT))
@@ -138,7 +139,9 @@ def create_app() -> Any:
     """The app factory worker processes call: the config comes from ``CONFIG_ENV``."""
     raw = os.environ.get(CONFIG_ENV)
     if raw is None:
-        raise RuntimeError(f"{CONFIG_ENV} is not set; start with benches/reference_server.py")
+        raise RuntimeError(
+            f"{CONFIG_ENV} is not set; start with benches/server/reference_server.py"
+        )
     return build_app(ReferenceConfig(**json.loads(raw)))
 
 

@@ -4,7 +4,7 @@
 to back (without logprobs: about 40 kB, derendered on the event loop; with 20 logprobs per
 position: about 8 MB, derendered on a thread without the interpreter lock), while a separate
 process GETs ``/health`` every 10 ms on a new connection. The issue's target: p99 under 50 ms.
-See ``benches/loadtest.py``.
+See ``benches/server/loadtest.py``.
 """
 
 from __future__ import annotations

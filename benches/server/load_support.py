@@ -1,6 +1,6 @@
 """What the load test needs besides the clock: recorded streams, their checks, server processes.
 
-See ``benches/loadtest.py``. The streams are built from real tokenizers' encodings of the
+See ``benches/server/loadtest.py``. The streams are built from real tokenizers' encodings of the
 multilingual texts of ``benches/generation.py`` and ``oracles/corpus.py``; the servers are real
 processes whose CPU time is read from ``/proc``.
 """
@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-for _dir in (HERE, ROOT):
+ROOT = HERE.parents[1]
+for _dir in (HERE, HERE.parent, ROOT):
     if str(_dir) not in sys.path:
         sys.path.append(str(_dir))
 

@@ -3,20 +3,20 @@ over HTTP, loaded the same way in one run, the servers taking turns.
 
 The peer is ``acceptance/vllm/derender_server.py``: vLLM's derender router, exception handlers
 and serving objects as its server runs them (uvicorn, one process, uvloop, httptools), from the
-acceptance virtualenv that ``.ci/vllm-acceptance`` makes (``--vllm-python``). Both serve the
-same tokenizer fixture (qwen3), one process each (``tokstream serve --workers 1``), no access
-log. Each is loaded with its own answer's state: a chat stream's first chunk (one id) goes
-first, and the load is the stream's second chunk (one id) with the state that server returned
-for the first, as ``benches/loopback_floor.py`` builds it. Before timing, the two servers' second
-chunks must carry the same delta. The client is h2load (Debian's ``nghttp2-client``) over
-HTTP/1.1: 64 keep-alive connections with one request in flight each, ``--requests`` answers a
-run for tokstream and ``--vllm-requests`` for vLLM (it answers far fewer a second). Server CPU is
-user + system time of the server's processes over the run (``/proc/<pid>/stat``), per answer;
-a round runs both servers once; the figures are medians over rounds, and the ratio is the median
-of the rounds' own ratios. Every answer must be a 200, else the exit status is 1::
+acceptance virtualenv that ``.ci/vllm-acceptance`` makes (``--vllm-python``). Both serve the same
+tokenizer fixture (qwen3), one process each (``tokstream serve --workers 1``), no access log. Each
+is loaded with its own answer's state: a chat stream's first chunk (one id) goes first, and the load
+is the stream's second chunk (one id) with the state that server returned for the first, as
+``benches/server/loopback_floor.py`` builds it. Before timing, the two servers' second chunks must
+carry the same delta. The client is h2load (Debian's ``nghttp2-client``) over HTTP/1.1: 64
+keep-alive connections with one request in flight each, ``--requests`` answers a run for tokstream
+and ``--vllm-requests`` for vLLM (it answers far fewer a second). Server CPU is user + system time
+of the server's processes over the run (``/proc/<pid>/stat``), per answer; a round runs both servers
+once; the figures are medians over rounds, and the ratio is the median of the rounds' own ratios.
+Every answer must be a 200, else the exit status is 1::
 
-    python benches/vllm_server.py                      # 5 rounds
-    python benches/vllm_server.py --rounds 1 --requests 20000 --vllm-requests 2000
+    python benches/server/vllm_server.py                      # 5 rounds
+    python benches/server/vllm_server.py --rounds 1 --requests 20000 --vllm-requests 2000
 
 Run it with an interpreter that has tokstream installed (a release build); the repository's
 own ``python/`` is not on the server's path.
@@ -39,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from front_cpu import Target, h2load, machine_busy, start_tokstream
 from load_support import MODEL, free_port, load_tokenizer
 from loopback_floor import cpu, derender_chunk
@@ -46,7 +47,7 @@ from support import report
 
 from fixtures import model_dir
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ACCEPTANCE = ROOT / "acceptance" / "vllm"
 VLLM_PYTHON = ROOT / "target" / "vllm-acceptance" / "venv" / "bin" / "python"
 

@@ -3,7 +3,7 @@
 Used two ways by ``bench_memory.py``: called in the bench session (where the allocator reuses
 memory freed by earlier benches, so the growth understates), and run as a fresh interpreter::
 
-    python benches/memory_probe.py < request.json   # {"impl", "path", "seqs"} -> JSON on stdout
+    python benches/core/memory_probe.py < request.json  # {"impl", "path", "seqs"} -> JSON on stdout
 
 ``tracemalloc`` cannot see Rust allocations, hence the resident set from ``/proc/self/statm``,
 read after a garbage collection and ``malloc_trim`` on both sides of the build.
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[2]))
 
 from support import rss_bytes, settle_memory
 

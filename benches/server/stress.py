@@ -29,9 +29,9 @@ Each phase also reads the server's refusal counters (``tokstream_errors_total``)
 after. The issue's targets: ``/health`` and ``/metrics`` p99 under 50 ms and RSS growth under
 50 MB in every phase. The exit status is 1 when a target is missed or a probe fails::
 
-    python benches/stress.py                     # 8 phases of 20 s, about 4 minutes
-    python benches/stress.py --seconds 10 --json .benchmarks/stress.json
-    python benches/stress.py --phases idle pipeline-read --python VENV/bin/python
+    python benches/server/stress.py                     # 8 phases of 20 s, about 4 minutes
+    python benches/server/stress.py --seconds 10 --json .benchmarks/stress.json
+    python benches/server/stress.py --phases idle pipeline-read --python VENV/bin/python
 
 Every client loop ends at its phase's end and opens at most ``MAX_OPENS`` connections a slot;
 everything runs over loopback. It is not part of the pytest benches.
@@ -59,6 +59,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from front_cpu import Target, start_tokstream
 from load_support import MODEL, asyncio_run, fmt_ms, load_tokenizer, percentile
 
