@@ -31,14 +31,14 @@ whole and streamed at 1, 3 and random ids a chunk, in both ``parser_state`` mode
 from __future__ import annotations
 
 import functools
-import random
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from helpers.family_cases import chunks as _chunks
+from helpers.family_cases import encode as _encode
 from helpers.parsers_oracle import SERVED, Message, chat_request
 from helpers.parsers_util import derenderer_class, stream, whole
-from helpers.real_tokenizers import load_tokenizer
 from helpers.stream_util import import_tokstream, load_detokenizer
 
 DS_PROMPT = "<｜begin▁of▁sentence｜><｜User｜>Weather?<｜Assistant｜>"
@@ -251,22 +251,6 @@ def _derenderer(fixture: str, reasoning: str | None, tool: str | None, mode: str
         tool_parser=tool,
         parser_state=mode,
     )
-
-
-def _chunks(ids: list[int], shape: str) -> list[list[int]]:
-    if shape == "random":
-        rng, out, i = random.Random(len(ids)), [], 0
-        while i < len(ids):
-            width = rng.randint(1, 7)
-            out.append(ids[i : i + width])
-            i += width
-        return out
-    size = int(shape)
-    return [ids[i : i + size] for i in range(0, len(ids), size)]
-
-
-def _encode(fixture: str, text: str) -> list[int]:
-    return list(load_tokenizer(fixture).encode(text, add_special_tokens=False).ids)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.label)

@@ -39,16 +39,16 @@ answer.
 from __future__ import annotations
 
 import functools
-import random
 from dataclasses import dataclass
 
 import pytest
+from helpers.family_cases import Case as Named
+from helpers.family_cases import check
+from helpers.family_cases import chunks as _chunks
+from helpers.family_cases import encode as _encode
 from helpers.parsers_oracle import SERVED, Message, chat_request
 from helpers.parsers_util import derenderer_class, expected_finish, stream, whole
-from helpers.real_tokenizers import load_tokenizer
 from helpers.stream_util import load_detokenizer
-from test_templates_think import Case as Named
-from test_templates_think import run
 
 STEP5_CALL = (
     "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n"
@@ -258,22 +258,6 @@ def _derenderer(fixture: str, tool: str, mode: str) -> object:
     return derenderer_class()(
         load_detokenizer(fixture), served_model_name=SERVED, tool_parser=tool, parser_state=mode
     )
-
-
-def _chunks(ids: list[int], shape: str) -> list[list[int]]:
-    if shape == "random":
-        rng, out, i = random.Random(len(ids)), [], 0
-        while i < len(ids):
-            width = rng.randint(1, 7)
-            out.append(ids[i : i + width])
-            i += width
-        return out
-    size = int(shape)
-    return [ids[i : i + size] for i in range(0, len(ids), size)]
-
-
-def _encode(fixture: str, text: str) -> list[int]:
-    return list(load_tokenizer(fixture).encode(text, add_special_tokens=False).ids)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.label)
@@ -648,4 +632,4 @@ NAMED = [
 @pytest.mark.parametrize("case", NAMED, ids=lambda c: c.label)
 @pytest.mark.parametrize("mode", ["resumable", "replay"])
 def test_named_whole_and_streamed(case: Named, mode: str) -> None:
-    run(case, mode)
+    check(case, mode)

@@ -25,14 +25,14 @@ answer.
 from __future__ import annotations
 
 import functools
-import random
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from helpers.family_cases import chunks as _chunks
+from helpers.family_cases import encode as _encode
 from helpers.parsers_oracle import SERVED, Message, chat_request
 from helpers.parsers_util import derenderer_class, stream, whole
-from helpers.real_tokenizers import load_tokenizer
 from helpers.stream_util import load_detokenizer
 
 TEXT = "The answer is 42, no thinking at all."
@@ -120,22 +120,6 @@ def _derenderer(fixture: str, reasoning: str | None, tool: str | None, mode: str
         tool_parser=tool,
         parser_state=mode,
     )
-
-
-def _encode(fixture: str, text: str) -> list[int]:
-    return list(load_tokenizer(fixture).encode(text, add_special_tokens=False).ids)
-
-
-def _chunks(ids: list[int], shape: str) -> list[list[int]]:
-    if shape == "random":
-        rng, out, i = random.Random(len(ids)), [], 0
-        while i < len(ids):
-            width = rng.randint(1, 7)
-            out.append(ids[i : i + width])
-            i += width
-        return out
-    size = int(shape)
-    return [ids[i : i + size] for i in range(0, len(ids), size)]
 
 
 def _run(r: Any, n: Names, prompt: str, kwargs: str, text: str, mode: str) -> Any:

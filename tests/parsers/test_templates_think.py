@@ -21,71 +21,11 @@ against the whole answer.
 
 from __future__ import annotations
 
-import functools
-import random
-from dataclasses import dataclass
-from typing import Any
-
 import pytest
-from helpers.parsers_oracle import SERVED, Message, chat_request
-from helpers.parsers_util import derenderer_class, expected_finish, stream, whole
-from helpers.real_tokenizers import load_tokenizer
-from helpers.stream_util import load_detokenizer
+from helpers.family_cases import Case, check
+from helpers.parsers_oracle import Message
 
 HEAD = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
-
-
-@dataclass(frozen=True)
-class Case:
-    label: str
-    fixture: str
-    reasoning: str | None
-    tool: str | None
-    prompt: str
-    text: str
-    expected: Message
-    kwargs: dict[str, Any] | None = None
-
-
-@functools.cache
-def _derenderer(fixture: str, reasoning: str | None, tool: str | None, mode: str) -> Any:
-    return derenderer_class()(
-        load_detokenizer(fixture),
-        served_model_name=SERVED,
-        reasoning_parser=reasoning,
-        tool_parser=tool,
-        parser_state=mode,
-    )
-
-
-def _chunks(ids: list[int], shape: str) -> list[list[int]]:
-    if shape == "random":
-        rng, out, i = random.Random(len(ids)), [], 0
-        while i < len(ids):
-            width = rng.randint(1, 7)
-            out.append(ids[i : i + width])
-            i += width
-        return out
-    size = int(shape)
-    return [ids[i : i + size] for i in range(0, len(ids), size)]
-
-
-def _encode(fixture: str, text: str) -> list[int]:
-    return list(load_tokenizer(fixture).encode(text, add_special_tokens=False).ids)
-
-
-def run(case: Case, mode: str) -> None:
-    """Checks ``case`` whole, then streamed at 1, 3 and random ids a chunk against the whole."""
-    r = _derenderer(case.fixture, case.reasoning, case.tool, mode)
-    extra = {} if case.kwargs is None else {"chat_template_kwargs": case.kwargs}
-    request = chat_request(**extra)
-    prompt, gen = _encode(case.fixture, case.prompt), _encode(case.fixture, case.text)
-    got = whole(r, prompt, gen, request, "stop")
-    assert got.message == case.expected
-    assert got.finish_reason == expected_finish(case.expected, "stop")
-    for shape in ("1", "3", "random"):
-        streamed = stream(r, prompt, _chunks(gen, shape), request, "stop", mode=mode)
-        assert streamed.result() == got, shape
 
 
 CASES = [
@@ -752,4 +692,4 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.label)
 @pytest.mark.parametrize("mode", ["resumable", "replay"])
 def test_whole_and_streamed(case: Case, mode: str) -> None:
-    run(case, mode)
+    check(case, mode)

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import functools
 import json
-import random
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from helpers.family_cases import chunks as _chunks
 from helpers.parsers_oracle import SERVED, Message
 from helpers.parsers_util import derenderer_class, stream, whole
 from helpers.real_tokenizers import load_tokenizer
@@ -116,18 +116,6 @@ UNPARSED_ARGS = (
 )
 ODD_ARGS = '{"days": 0, "temp": 1e-05, "ok": false, "zip": " 007 "}'
 STRINGS = '{"zip": "75001", "days": "3", "temp": "21.5", "ok": "true"}'
-
-
-def _chunks(ids: list[int], shape: str) -> list[list[int]]:
-    if shape == "random":
-        rng, out, i = random.Random(len(ids)), [], 0
-        while i < len(ids):
-            width = rng.randint(1, 7)
-            out.append(ids[i : i + width])
-            i += width
-        return out
-    size = int(shape)
-    return [ids[i : i + size] for i in range(0, len(ids), size)]
 
 
 @dataclass(frozen=True)
