@@ -56,6 +56,8 @@ pub use stop::{MAX_STOP_BYTES, StopStep, StopStrings};
 pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};
 pub use streamset::{Plan, SetError, StreamSet};
 pub use vocab::MAX_WINDOW;
+#[doc(hidden)]
+pub use wire::readers as __readers;
 pub use wire::{
     CHAT_PATH, COMPLETION_PATH, Derenderer, Endpoint, FinishReason, LOGPROB_FLOOR, MAX_CHOICES,
     MAX_TOP_LOGPROBS, PARSER_STATES, Reply, VLLM_STATE_KEY_COUNT, WireError, error_body,

@@ -84,6 +84,31 @@ pub fn state_keys() -> &'static [&'static str] {
 /// How many of [`state_keys`] are vLLM's own (the rest are tokstream's).
 pub const VLLM_STATE_KEY_COUNT: usize = input::VLLM_STATE_FIELDS;
 
+/// Measurement hooks for `examples/json_readers.rs`, not part of the API: a derender body read
+/// into its types by the hand reader, or by serde_json alone (borrowed), as `input::parse`
+/// reads it (UTF-8 checked first); whether the reader took it.
+#[doc(hidden)]
+pub mod readers {
+    use super::input::Body;
+
+    /// The hand reader (`wire/quick/`) alone.
+    pub fn by_hand(body: &[u8]) -> bool {
+        let Ok(text) = std::str::from_utf8(body) else {
+            return false;
+        };
+        let mut out = Body::default();
+        super::quick::body(text, &mut out).is_some()
+    }
+
+    /// serde_json alone, into the same types.
+    pub fn by_serde(body: &[u8]) -> bool {
+        std::str::from_utf8(body)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Body<'_>>(text).ok())
+            .is_some()
+    }
+}
+
 /// How streams carry a parser's state, by name: its small state, or vLLM's replay buffer.
 pub const PARSER_STATES: [&str; 2] = ["resumable", "replay"];
 
