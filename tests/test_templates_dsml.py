@@ -33,8 +33,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers.family_cases import Case, check
-from helpers.parsers_oracle import Message
+from helpers.family_cases import Case, check, encode
+from helpers.parsers_oracle import SERVED, Message, chat_request
+from helpers.parsers_util import derenderer_class, stream, whole
+from helpers.stream_util import load_detokenizer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 D = "｜DSML｜"
 HEAD = "<｜begin▁of▁sentence｜><｜User｜>Weather?<｜Assistant｜>"
@@ -459,3 +463,64 @@ CASES = [
 @pytest.mark.parametrize("mode", ["resumable", "replay"])
 def test_whole_and_streamed(case: Case, mode: str) -> None:
     check(case, mode)
+
+
+#: Pieces of DSML and reasoning markup, whole and cut, and text: any order of them.
+PIECES = [
+    f"<{D}function_calls>",
+    f"</{D}function_calls>",
+    f"<{D}tool_calls>",
+    f"</{D}tool_calls>",
+    f"<{D} calls>",
+    f'<{D}invoke name="get_weather">',
+    f'<{D} invoke name="search">',
+    f"</{D}invoke>",
+    f'<{D}parameter name="city" string="true">',
+    f'<{D}parameter name="filters" string="false">',
+    f'<{D} parameter name="query">',
+    f"</{D}parameter>",
+    f"<{D}",
+    f"</{D}",
+    '">',
+    "<think>",
+    "</think>",
+    '{"a": [1, "}"]}',
+    "Paris 東京",
+    "\n",
+    " ",
+    '"',
+    "<",
+]
+NAMES = [V32, PAIR, V4, V41, (None, "deepseek_v4"), ("deepseek_v41", None)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(PIECES), max_size=24),
+    st.sampled_from(NAMES),
+    st.lists(st.integers(1, 7), min_size=1, max_size=30),
+    st.sampled_from([None, ON, {"thinking": False}]),
+)
+def test_any_markup_streams_as_it_parses_whole(
+    pieces: list[str],
+    names: tuple[str | None, str | None],
+    sizes: list[int],
+    kwargs: dict[str, Any] | None,
+) -> None:
+    r = derenderer_class()(
+        load_detokenizer("deepseek-r1"),
+        served_model_name=SERVED,
+        reasoning_parser=names[0],
+        tool_parser=names[1],
+    )
+    request = chat_request(**({} if kwargs is None else {"chat_template_kwargs": kwargs}))
+    prompt, gen = encode("deepseek-r1", THINKING), encode("deepseek-r1", "".join(pieces) + ".")
+    got = whole(r, prompt, gen, request, "stop")
+    chunks, i = [], 0
+    for size in sizes:
+        if i >= len(gen):
+            break
+        chunks.append(gen[i : i + size])
+        i += size
+    chunks.append(gen[i:])
+    assert stream(r, prompt, chunks, request, "stop").result() == got
