@@ -233,6 +233,30 @@ CASES = [
         Message("", "", (("get_weather", '{"city": "Paris", "unit": "celsius"}'),)),
     ),
     _case(
+        "v32-text-between-calls-is-dropped",
+        V32,
+        HEAD,
+        _block(CITY, "Now the time.\n", NOW),
+        Message("", "", (PARIS, TIME)),
+    ),
+    _case(
+        "v32-closers-without-a-call-are-text",
+        V32,
+        HEAD,
+        f"A </{D}invoke> </{D}function_calls> B",
+        Message(f"A </{D}invoke> </{D}function_calls> B", "", ()),
+    ),
+    # vLLM's answer is a call named by what came of the name, `get_wea` with `{}`: no tool of
+    # that name was offered; the cut call's text is content here.
+    _case(
+        "v32-cut-in-the-name",
+        V32,
+        HEAD,
+        f'Hi <{D}function_calls>\n<{D}invoke name="get_wea',
+        Message(f'Hi <{D}invoke name="get_wea', "", ()),
+        finish="length",
+    ),
+    _case(
         "v32-text-after-is-dropped",
         V32,
         HEAD,
@@ -366,6 +390,15 @@ CASES = [
         "Sunny.<think>x</think>y</think>z",
         Message("Sunny.yz", "x", ()),
         kwargs={"thinking": False},
+    ),
+    # vLLM drops a `<think>` anywhere in reasoning ('AB'); an open delimiter is dropped here
+    # only where its region begins, and a later one is text.
+    _case(
+        "v4-think-inside-reasoning",
+        V4,
+        THINKING,
+        "A<think>B</think>C",
+        Message("C", "A<think>B", ()),
     ),
     _case(
         "v4-enable-thinking-off-call",

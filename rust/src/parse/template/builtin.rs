@@ -570,7 +570,7 @@ const DEEPSEEK_V32: &str = r##"{
   "fields": {
     "tool_calls": {
       "open_pattern": "<｜DSML｜invoke name=\"(?P<name>[^\"]*)\">",
-      "close_pattern": "(?=</｜DSML｜invoke>|</｜DSML｜function_calls>)",
+      "close_pattern": "</｜DSML｜invoke>|</｜DSML｜function_calls>",
       "repeats": true, "content": "xml-inline",
       "content_args": {
         "tag_pattern": "<｜DSML｜parameter\\s+name=\"(?P<key>[^\"]+)\"(?:\\s+string=\"(?P<string>[^\"]*)\")?\\s*>(?P<value>.*?)(?:</｜DSML｜parameter>|(?P<next><｜DSML｜parameter\\s+name=))",
@@ -579,7 +579,7 @@ const DEEPSEEK_V32: &str = r##"{
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
     },
     "tool_text": {
-      "open": ["<｜DSML｜function_calls>", "</｜DSML｜invoke>", "</｜DSML｜function_calls>"],
+      "open": "<｜DSML｜function_calls>",
       "close_pattern": "(?=<｜DSML｜invoke name=\")"
     },
     "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}
@@ -596,7 +596,7 @@ const DEEPSEEK_V4: &str = r##"{
     "thinking": {"open": "</think>", "close_pattern": "(?=)"},
     "tool_calls": {
       "open_pattern": "(?:<｜DSML｜(?:tool_calls|toolcalls|tool)>\\s*)?<｜DSML｜invoke name=\"(?P<name>[^\"]*)\">",
-      "close_pattern": "(?=</｜DSML｜invoke>|</｜DSML｜tool_calls>)",
+      "close_pattern": "</｜DSML｜invoke>|</｜DSML｜tool_calls>",
       "repeats": true, "content": "xml-inline",
       "content_args": {
         "tag_pattern": "<｜DSML｜parameter\\s+name=\"(?P<key>[^\"]+)\"(?:\\s+string=\"(?P<string>[^\"]*)\")?\\s*>(?P<value>.*?)(?:</｜DSML｜parameter>|(?P<next><｜DSML｜parameter\\s+name=))",
@@ -605,7 +605,7 @@ const DEEPSEEK_V4: &str = r##"{
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
     },
     "tool_text": {
-      "open": ["<｜DSML｜tool_calls>", "<｜DSML｜toolcalls>", "<｜DSML｜tool>", "</｜DSML｜invoke>", "</｜DSML｜tool_calls>"],
+      "open": ["<｜DSML｜tool_calls>", "<｜DSML｜toolcalls>", "<｜DSML｜tool>"],
       "close_pattern": "(?=<｜DSML｜invoke name=\")"
     },
     "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}
@@ -621,7 +621,7 @@ const DEEPSEEK_V41: &str = r##"{
     "thinking": {"open": "</think>", "close_pattern": "(?=)"},
     "tool_calls": {
       "open_pattern": "(?:<｜DSML｜ calls>\\s*)?<｜DSML｜ invoke name=\"(?P<name>[^\"]*)\">",
-      "close_pattern": "(?=</｜DSML｜ invoke>|</｜DSML｜ calls>)",
+      "close_pattern": "</｜DSML｜ invoke>|</｜DSML｜ calls>",
       "repeats": true, "content": "xml-inline",
       "content_args": {
         "tag_pattern": "<｜DSML｜ parameter\\s+name=\"(?P<key>[^\"]+)\"(?:\\s+string=\"(?P<string>[^\"]*)\")?\\s*>(?P<value>.*?)(?:</｜DSML｜ parameter>|(?P<next><｜DSML｜ parameter\\s+name=))",
@@ -630,7 +630,7 @@ const DEEPSEEK_V41: &str = r##"{
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
     },
     "tool_text": {
-      "open": ["<｜DSML｜ calls>", "</｜DSML｜ invoke>", "</｜DSML｜ calls>"],
+      "open": "<｜DSML｜ calls>",
       "close_pattern": "(?=<｜DSML｜ invoke name=\")"
     },
     "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}

@@ -291,6 +291,11 @@ impl TemplateState {
                     && t.fields
                         .get(field)
                         .is_some_and(|f| matches!(f.role, Role::Tools(_) | Role::CallText));
+                let call_closed = !open
+                    && self
+                        .current
+                        .and_then(|c| t.fields.get(usize::from(c)))
+                        .is_some_and(|f| matches!(f.role, Role::Tools(_)));
                 self.held_content_space(t, k, !call, out);
                 self.close(t, k, out);
                 if open {
@@ -302,6 +307,15 @@ impl TemplateState {
                         .unwrap_or_default();
                     let text = buf.get(s..e).unwrap_or_default();
                     self.open(t, k, field, &caps, text, out);
+                } else if call_closed && k.on(&Role::CallText) {
+                    // The text after a call is the block's, up to the next call.
+                    if let Some(i) = t
+                        .fields
+                        .iter()
+                        .position(|f| matches!(f.role, Role::CallText))
+                    {
+                        self.open(t, k, i, &[], "", out);
+                    }
                 }
                 continue;
             }

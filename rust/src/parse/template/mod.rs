@@ -20,11 +20,12 @@
 //!   output in reasoning. Only the prompt's last [`PROMPT_TAIL`] ids are read.
 //! - Field names say where text goes: `content`; `reasoning_content`, `reasoning` or
 //!   `thinking` (reasoning); `tool_calls`; `tool_text` (our addition), the text of a call
-//!   block around its calls (its markers, text between and after the calls), dropped and
-//!   watched only where calls are parsed; any other field's text is dropped. Text fields
-//!   stream stripped of surrounding whitespace per region (`content_args.strip`, default on);
-//!   a field's later regions are sent after its earlier ones (with `join` between them), where
-//!   `parse_response` keeps only the last region of a field that does not repeat.
+//!   block around its calls (from the block's marker, its open delimiter, and from where each
+//!   call closes, to the next call), dropped and watched only where calls are parsed; any
+//!   other field's text is dropped. Text fields stream stripped of surrounding whitespace per
+//!   region (`content_args.strip`, default on); a field's later regions are sent after its
+//!   earlier ones (with `join` between them), where `parse_response` keeps only the last
+//!   region of a field that does not repeat.
 //! - Tool calls: the `json` content parser with `transform` `{"function": "{content}"}` (or
 //!   none) reads `{"name", "arguments"}` objects, or a list of them (`transform_each`, keys
 //!   from the placeholders; with `content_args.name_is_key`, objects of one key, the name,

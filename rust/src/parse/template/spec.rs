@@ -16,9 +16,10 @@ pub(crate) enum Role {
     Content,
     Reasoning,
     Tools(Calls),
-    /// The text of a call block around its calls (`tool_text`: the block's markers, text
-    /// between and after the calls): dropped, and watched only where calls are parsed (else
-    /// its delimiters are text where they are).
+    /// The text of a call block around its calls (`tool_text`): from its open delimiter (the
+    /// block's marker), and from where each call closes, to its close delimiter (where the next
+    /// call opens); dropped, and watched only where calls are parsed (else its delimiters are
+    /// text where they are).
     CallText,
     /// A field the chat message has no place for: its text is dropped.
     Other,
