@@ -391,6 +391,23 @@ CASES = [
         Message("Sunny.yz", "x", ()),
         kwargs={"thinking": False},
     ),
+    # A switch given as null is off; so is `reasoning_effort: "none"` among the kwargs.
+    _case(
+        "v4-thinking-null",
+        V4,
+        HEAD,
+        "Plan.</think>Sunny.",
+        Message("Plan.Sunny.", "", ()),
+        kwargs={"thinking": None},
+    ),
+    _case(
+        "v4-kwargs-reasoning-effort-none",
+        V4,
+        HEAD,
+        "Plan.</think>Sunny.",
+        Message("Plan.Sunny.", "", ()),
+        kwargs={"reasoning_effort": "none"},
+    ),
     # vLLM drops a `<think>` anywhere in reasoning ('AB'); an open delimiter is dropped here
     # only where its region begins, and a later one is text.
     _case(

@@ -68,8 +68,9 @@
 //!   markers are content. Under `granite` and `hunyuan_a13b` the output starts in content and
 //!   reasoning is where its open delimiter opens it, once. Under `deepseek_v4` and
 //!   `deepseek_v41` the output starts in reasoning unless the request switches thinking off
-//!   (as `glm45`), reasoning is also where its open delimiter opens it, each time, and a call
-//!   block's marker ends it.
+//!   (as `glm45`, a null switch and a `reasoning_effort` of `"none"` in
+//!   `chat_template_kwargs` off too), reasoning is also where its open delimiter opens it,
+//!   each time, and a call block's marker ends it.
 //!
 //! The whole state is [`TemplateState`] (in `stream_state["parser"]["x"]`): the open region,
 //! the held text (bounded by [`exec::MAX_HELD`]) and the open call's scanner; each token's
@@ -155,8 +156,8 @@ enum Start {
     /// opens it (each time), and a call's open delimiter ends it.
     Opened,
     /// `deepseek_v4`, `deepseek_v41`: the output starts in reasoning unless the request switches
-    /// thinking off ([`super::ToolRules::thinking_unless_off`]); either way reasoning is also
-    /// where the output's open delimiter opens it (each time), and a call block ends it.
+    /// thinking off ([`super::ToolRules::thinking_unless_given_off`]); either way reasoning is
+    /// also where the output's open delimiter opens it (each time), and a call block ends it.
     DeepSeekV4,
 }
 
@@ -189,7 +190,7 @@ impl Start {
     fn opens(self, rules: &super::ToolRules) -> bool {
         match self {
             Start::AsWritten | Start::Marked | Start::Opened => false,
-            Start::DeepSeekV4 => rules.thinking_unless_off,
+            Start::DeepSeekV4 => rules.thinking_unless_given_off,
             _ => true,
         }
     }

@@ -26,6 +26,7 @@ fn knobs() -> Knobs<'static> {
             thinking: true,
             thinking_asked: true,
             thinking_unless_off: true,
+            thinking_unless_given_off: true,
         },
     }
 }
