@@ -261,8 +261,8 @@ def test_unknown_names_are_refused(
 @pytest.mark.parametrize(
     ("name", "says"),
     [
-        # DeepSeek-V3.2's pair: its DSML calls have no parser here yet.
-        ("deepseek_v32", ['"deepseek_v32" (vLLM\'s) is not served yet', "--response-template"]),
+        # MiniCPM 5's XML calls have no parser here yet.
+        ("minicpm5", ['"minicpm5" (vLLM\'s) is not served yet', "--response-template"]),
         ("nonsense_xyz", ["invalid choice: 'nonsense_xyz'", "'deepseek_v31'"]),
     ],
 )

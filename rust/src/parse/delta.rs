@@ -18,6 +18,11 @@ pub struct ToolRules {
     /// `thinking` nor `enable_thinking` (nor a `reasoning_effort`, which stands for
     /// `enable_thinking`) is given, or one of them is true (GLM-4.5's and Kimi-K2's rule).
     pub thinking_unless_off: bool,
+    /// Thinking is on unless the request switches it off as vLLM's `deepseek_v4` parser reads
+    /// it: `thinking` or `enable_thinking` given (a null too) and neither true, or
+    /// `chat_template_kwargs.reasoning_effort` `"none"` (a request's `reasoning_effort` stands
+    /// for `enable_thinking`, as in [`ToolRules::thinking_unless_off`]).
+    pub thinking_unless_given_off: bool,
 }
 
 /// A tool call's part of one delta.

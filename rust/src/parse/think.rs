@@ -234,6 +234,7 @@ mod tests {
         thinking: true,
         thinking_asked: false,
         thinking_unless_off: true,
+        thinking_unless_given_off: true,
     };
 
     /// Content, reasoning and `(name, arguments)` per call, from `pieces` fed in order.

@@ -114,6 +114,7 @@ impl Ask {
                 thinking: thinking(req),
                 thinking_asked: thinking_asked(req),
                 thinking_unless_off: thinking_unless_off(req),
+                thinking_unless_given_off: thinking_unless_given_off(req),
             },
             include_reasoning: req.include_reasoning.unwrap_or(true),
             named,
@@ -132,6 +133,7 @@ pub(crate) fn hides_reasoning(ask: Option<&Ask>) -> bool {
 struct Switches {
     enable_thinking: Option<serde_json::Value>,
     thinking: Option<serde_json::Value>,
+    reasoning_effort: Option<serde_json::Value>,
 }
 
 fn switches(req: &Request<'_>) -> Switches {
@@ -141,6 +143,8 @@ fn switches(req: &Request<'_>) -> Switches {
         enable_thinking: Option<serde_json::Value>,
         #[serde(default, deserialize_with = "present")]
         thinking: Option<serde_json::Value>,
+        #[serde(default, deserialize_with = "present")]
+        reasoning_effort: Option<serde_json::Value>,
     }
     fn present<'de, D: serde::Deserializer<'de>>(
         d: D,
@@ -152,6 +156,7 @@ fn switches(req: &Request<'_>) -> Switches {
         .map(|k| Switches {
             enable_thinking: k.enable_thinking,
             thinking: k.thinking,
+            reasoning_effort: k.reasoning_effort,
         })
         .unwrap_or_default()
 }
@@ -196,6 +201,25 @@ fn thinking_asked(req: &Request<'_>) -> bool {
         None => effort_on(req).unwrap_or(false),
     };
     enable || s.thinking.as_ref().is_some_and(truthy)
+}
+
+/// Whether thinking is on, as vLLM's `deepseek_v4` and `deepseek_v41` parsers read it: on when
+/// `chat_template_kwargs` has neither `thinking` nor `enable_thinking` (a null is given;
+/// `reasoning_effort` stands for `enable_thinking`, true unless `"none"`), else when either is
+/// true by Python truth; and off where `chat_template_kwargs.reasoning_effort` is `"none"`.
+fn thinking_unless_given_off(req: &Request<'_>) -> bool {
+    let s = switches(req);
+    let effort_none = s.reasoning_effort.as_ref().and_then(|e| e.as_str()) == Some("none");
+    let thinking = s.thinking.map(|v| truthy(&v));
+    let enable = s
+        .enable_thinking
+        .map(|v| truthy(&v))
+        .or_else(|| effort_on(req));
+    let on = match (thinking, enable) {
+        (None, None) => true,
+        (t, e) => t.unwrap_or(false) || e.unwrap_or(false),
+    };
+    on && !effort_none
 }
 
 /// Whether thinking is on, as vLLM's `glm45` and `kimi_k2` parsers read it: on when

@@ -560,8 +560,85 @@ const FUNCTIONGEMMA: &str = r##"{
   }
 }"##;
 
+/// DeepSeek-V3.2's DSML calls: `<｜DSML｜invoke name="NAME">` calls (in a
+/// `<｜DSML｜function_calls>` block, or bare) with
+/// `<｜DSML｜parameter name="KEY" string="true|false">VALUE</｜DSML｜parameter>` arguments, a
+/// `string="true"` value a string, any other JSON (else its text); the text of the block
+/// around its calls, and all text after a call, is dropped.
+const DEEPSEEK_V32: &str = r##"{
+  "start_anchor": "<｜Assistant｜>",
+  "fields": {
+    "tool_calls": {
+      "open_pattern": "<｜DSML｜invoke name=\"(?P<name>[^\"]*)\">",
+      "close_pattern": "</｜DSML｜invoke>|</｜DSML｜function_calls>",
+      "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<｜DSML｜parameter\\s+name=\"(?P<key>[^\"]+)\"(?:\\s+string=\"(?P<string>[^\"]*)\")?\\s*>(?P<value>.*?)(?:</｜DSML｜parameter>|(?P<next><｜DSML｜parameter\\s+name=))",
+        "wrappers": ["arguments", "input"]
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "tool_text": {
+      "open": "<｜DSML｜function_calls>",
+      "close_pattern": "(?=<｜DSML｜invoke name=\")"
+    },
+    "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}
+  }
+}"##;
+
+/// DeepSeek-V4: `<think>` reasoning (a `</think>` outside it dropped, as an empty reasoning
+/// region) and V3.2's DSML calls in a `<｜DSML｜tool_calls>` block (or its spellings
+/// `toolcalls` and `tool`), which ends reasoning.
+const DEEPSEEK_V4: &str = r##"{
+  "start_anchor": "<｜Assistant｜>",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
+    "thinking": {"open": "</think>", "close_pattern": "(?=)"},
+    "tool_calls": {
+      "open_pattern": "(?:<｜DSML｜(?:tool_calls|toolcalls|tool)>\\s*)?<｜DSML｜invoke name=\"(?P<name>[^\"]*)\">",
+      "close_pattern": "</｜DSML｜invoke>|</｜DSML｜tool_calls>",
+      "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<｜DSML｜parameter\\s+name=\"(?P<key>[^\"]+)\"(?:\\s+string=\"(?P<string>[^\"]*)\")?\\s*>(?P<value>.*?)(?:</｜DSML｜parameter>|(?P<next><｜DSML｜parameter\\s+name=))",
+        "wrappers": ["arguments", "input"]
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "tool_text": {
+      "open": ["<｜DSML｜tool_calls>", "<｜DSML｜toolcalls>", "<｜DSML｜tool>"],
+      "close_pattern": "(?=<｜DSML｜invoke name=\")"
+    },
+    "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}
+  }
+}"##;
+
+/// DeepSeek-V4.1: V4's format with spaced DSML markers (`<｜DSML｜ calls>`,
+/// `<｜DSML｜ invoke name="NAME">`, `<｜DSML｜ parameter ...>`).
+const DEEPSEEK_V41: &str = r##"{
+  "start_anchor": "<｜Assistant｜>",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
+    "thinking": {"open": "</think>", "close_pattern": "(?=)"},
+    "tool_calls": {
+      "open_pattern": "(?:<｜DSML｜ calls>\\s*)?<｜DSML｜ invoke name=\"(?P<name>[^\"]*)\">",
+      "close_pattern": "</｜DSML｜ invoke>|</｜DSML｜ calls>",
+      "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<｜DSML｜ parameter\\s+name=\"(?P<key>[^\"]+)\"(?:\\s+string=\"(?P<string>[^\"]*)\")?\\s*>(?P<value>.*?)(?:</｜DSML｜ parameter>|(?P<next><｜DSML｜ parameter\\s+name=))",
+        "wrappers": ["arguments", "input"]
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "tool_text": {
+      "open": "<｜DSML｜ calls>",
+      "close_pattern": "(?=<｜DSML｜ invoke name=\")"
+    },
+    "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}
+  }
+}"##;
+
 /// The built-in templates' names, each also a parser name of both kinds.
-pub const TEMPLATES: [&str; 38] = [
+pub const TEMPLATES: [&str; 41] = [
     "qwen3_template",
     "qwen3_coder",
     "deepseek_r1_template",
@@ -600,9 +677,12 @@ pub const TEMPLATES: [&str; 38] = [
     "minimax_m2",
     "seed_oss",
     "mimo",
+    "deepseek_v32",
+    "deepseek_v4",
+    "deepseek_v41",
 ];
 
-const JSON: [&str; 38] = [
+const JSON: [&str; 41] = [
     QWEN3,
     QWEN3_CODER,
     DEEPSEEK_R1,
@@ -641,6 +721,9 @@ const JSON: [&str; 38] = [
     MINIMAX_M2,
     SEED_OSS,
     MIMO,
+    DEEPSEEK_V32,
+    DEEPSEEK_V4,
+    DEEPSEEK_V41,
 ];
 
 /// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
@@ -664,7 +747,10 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "nemotron_v3"
         | "granite_thinking_parser"
         | "step3p5"
-        | "minimax_m2" => Some(true),
+        | "minimax_m2"
+        | "deepseek_v32"
+        | "deepseek_v4"
+        | "deepseek_v41" => Some(true),
         "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" => Some(false),
         _ => None,
     }
@@ -687,6 +773,9 @@ pub(crate) fn reasoning_call_lead(name: &str) -> Option<&'static str> {
     match name {
         "minimax_m2" => Some("<minimax:tool_call>"),
         "seed_oss" => Some("<seed:tool_call>"),
+        // `<｜DSML｜tool_calls>` and its spellings `toolcalls` and `tool`.
+        "deepseek_v4" => Some("<｜DSML｜tool"),
+        "deepseek_v41" => Some("<｜DSML｜ calls>"),
         _ => None,
     }
 }
@@ -698,19 +787,22 @@ pub fn json(name: &str) -> Option<&'static str> {
 }
 
 /// The template of two built-in ones of one chat format (the same start anchor): the fields
-/// of `reasoning`'s but its tool calls, and the tool calls of `tools`'s.
+/// of `reasoning`'s but its tool calls (and the text around them), and the tool calls of
+/// `tools`'s.
 pub(crate) fn paired(reasoning: &str, tools: &str) -> Option<String> {
     let read = |name: &str| serde_json::from_str::<serde_json::Value>(json(name)?).ok();
     let (mut r, t) = (read(reasoning)?, read(tools)?);
     if r.get("start_anchor")? != t.get("start_anchor")? {
         return None;
     }
-    let calls = t.get("fields")?.get("tool_calls").cloned();
+    let from = t.get("fields")?;
     let fields = r.get_mut("fields")?.as_object_mut()?;
-    match calls {
-        Some(calls) => fields.insert("tool_calls".to_owned(), calls),
-        None => fields.remove("tool_calls"),
-    };
+    for part in ["tool_calls", "tool_text"] {
+        match from.get(part).cloned() {
+            Some(v) => fields.insert(part.to_owned(), v),
+            None => fields.remove(part),
+        };
+    }
     Some(r.to_string())
 }
 

@@ -78,7 +78,7 @@ impl Knobs<'_> {
     fn on(&self, role: &Role) -> bool {
         match role {
             Role::Reasoning => self.reasoning,
-            Role::Tools(_) => self.tools && self.rules.enabled,
+            Role::Tools(_) | Role::CallText => self.tools && self.rules.enabled,
             _ => true,
         }
     }
@@ -273,8 +273,11 @@ impl TemplateState {
                         continue;
                     }
                 }
+                // Empty matches in a row at one place are bounded (no loop without progress).
                 if s == e {
                     empty_commits += 1;
+                } else {
+                    empty_commits = 0;
                 }
                 pos = e;
                 // Reasoning ends here unless its own open delimiter (dropped) reopens it.
@@ -287,6 +290,11 @@ impl TemplateState {
                 let call = open
                     && t.fields
                         .get(field)
+                        .is_some_and(|f| matches!(f.role, Role::Tools(_) | Role::CallText));
+                let call_closed = !open
+                    && self
+                        .current
+                        .and_then(|c| t.fields.get(usize::from(c)))
                         .is_some_and(|f| matches!(f.role, Role::Tools(_)));
                 self.held_content_space(t, k, !call, out);
                 self.close(t, k, out);
@@ -299,6 +307,15 @@ impl TemplateState {
                         .unwrap_or_default();
                     let text = buf.get(s..e).unwrap_or_default();
                     self.open(t, k, field, &caps, text, out);
+                } else if call_closed && k.on(&Role::CallText) {
+                    // The text after a call is the block's, up to the next call.
+                    if let Some(i) = t
+                        .fields
+                        .iter()
+                        .position(|f| matches!(f.role, Role::CallText))
+                    {
+                        self.open(t, k, i, &[], "", out);
+                    }
                 }
                 continue;
             }
@@ -687,10 +704,21 @@ impl TemplateState {
                             scan.close(&mut sink);
                         }
                     }
-                    Calls::Tags { tag, values, .. } => {
+                    Calls::Tags {
+                        tag,
+                        values,
+                        wrappers,
+                        ..
+                    } => {
                         let props = self.schema(k);
-                        let arguments =
-                            tags_to_json(tag, *values, &self.body, k.typing, props.as_ref());
+                        let arguments = tags_to_json(
+                            tag,
+                            *values,
+                            wrappers,
+                            &self.body,
+                            k.typing,
+                            props.as_ref(),
+                        );
                         if k.rules.parallel || self.calls == 1 {
                             out.push_arguments(self.calls.saturating_sub(1), &arguments);
                         }
@@ -764,7 +792,7 @@ impl TemplateState {
         };
         self.opened = true;
         match &f.role {
-            Role::Other => {}
+            Role::Other | Role::CallText => {}
             Role::Tools(Calls::Object { name, arguments }) => {
                 let scan = self.scan.get_or_insert_with(Scan::default);
                 let mut sink = Sink::keyed(&mut self.calls, k.rules, out, name, arguments);
@@ -876,7 +904,7 @@ impl TemplateState {
                         out.push_arguments(self.calls.saturating_sub(1), &piece);
                     }
                 }
-                Role::Other => {}
+                Role::Other | Role::CallText => {}
             }
         }
         let holds = self.texted || matches!(strip, Strip::Trailing | Strip::Lead);
@@ -901,21 +929,43 @@ impl TemplateState {
 /// A tag-form call's text as a JSON object: each tag's key and value (a later key takes the
 /// first one's place), typed by the tool's properties. By vLLM's rules every value is the tag's
 /// text as written before it is typed; by transformers', the template's value parser reads it.
+/// A tag pattern with a group `string` reads the value as a string where it is `true`, else as
+/// JSON (its text as written where it is not); one with a group `next` goes on from where that
+/// group begins.
 fn tags_to_json(
     tag: &regex::Regex,
     values: Values,
+    wrappers: &[String],
     body: &str,
     typing: Typing,
     props: Option<&serde_json::Map<String, serde_json::Value>>,
 ) -> String {
+    let marked = tag.capture_names().flatten().any(|n| n == "string");
     let mut pairs: Vec<(String, Val)> = Vec::new();
-    for caps in tag.captures_iter(body) {
+    let mut at = 0;
+    while at <= body.len() {
+        let Some(caps) = tag.captures_at(body, at) else {
+            break;
+        };
+        let start = caps.get(0).map_or(at, |m| m.start());
+        let end = caps.get(0).map_or(at, |m| m.end());
+        let next = caps.name("next").map_or(end, |m| m.start());
+        // Each tag moves on (an empty one by a char), so the loop ends.
+        at = match body.get(start..).and_then(|r| r.chars().next()) {
+            _ if next > start => next,
+            Some(c) => start + c.len_utf8(),
+            None => body.len() + 1,
+        };
         let Some(key) = caps.name("key") else {
             continue;
         };
         let raw = caps.name("value").map_or("", |m| m.as_str());
         let value = match (typing, values) {
+            _ if marked && caps.name("string").is_some_and(|m| m.as_str() == "true") => {
+                Val::Str(raw.to_owned())
+            }
             (Typing::Loads, _) => typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned())),
+            _ if marked => typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned())),
             (Typing::Vllm, _) | (_, Values::Raw) => Val::Str(raw.to_owned()),
             (_, Values::Text) => Val::Str(py_strip(raw).to_owned()),
             (_, Values::Json) => {
@@ -925,6 +975,9 @@ fn tags_to_json(
         typed::put(&mut pairs, key.as_str().to_owned(), value);
     }
     if let Some(props) = props {
+        if !wrappers.is_empty() {
+            pairs = typed::unwrap_args(pairs, wrappers, props);
+        }
         typed::type_args(typing, &mut pairs, props);
     }
     typed::dump_args(&pairs)

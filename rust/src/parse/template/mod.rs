@@ -19,10 +19,13 @@
 //!   template first (without sending anything), so a prompt that opened `<think>` starts the
 //!   output in reasoning. Only the prompt's last [`PROMPT_TAIL`] ids are read.
 //! - Field names say where text goes: `content`; `reasoning_content`, `reasoning` or
-//!   `thinking` (reasoning); `tool_calls`; any other field's text is dropped. Text fields
-//!   stream stripped of surrounding whitespace per region (`content_args.strip`, default on);
-//!   a field's later regions are sent after its earlier ones (with `join` between them), where
-//!   `parse_response` keeps only the last region of a field that does not repeat.
+//!   `thinking` (reasoning); `tool_calls`; `tool_text` (our addition), the text of a call
+//!   block around its calls (from the block's marker, its open delimiter, and from where each
+//!   call closes, to the next call), dropped and watched only where calls are parsed; any
+//!   other field's text is dropped. Text fields stream stripped of surrounding whitespace per
+//!   region (`content_args.strip`, default on); a field's later regions are sent after its
+//!   earlier ones (with `join` between them), where `parse_response` keeps only the last
+//!   region of a field that does not repeat.
 //! - Tool calls: the `json` content parser with `transform` `{"function": "{content}"}` (or
 //!   none) reads `{"name", "arguments"}` objects, or a list of them (`transform_each`, keys
 //!   from the placeholders; with `content_args.name_is_key`, objects of one key, the name,
@@ -32,7 +35,11 @@
 //!   `{"function": {"name": "{G}", "arguments": "{content}"}}`, G a named group of the open
 //!   pattern, the name is sent when the call opens and the region's text is the arguments (in a dialect with `string_delims` or `unquoted_keys`, converted to JSON when the
 //!   call closes). `xml-inline` content (`tag_pattern` with groups `key` and `value`) gives
-//!   arguments as a JSON object when the call closes.
+//!   arguments as a JSON object when the call closes. Our additions, for DeepSeek's DSML: a
+//!   group `string` makes a tag's value a string where it is `true`, else JSON (its text where
+//!   it is not JSON); a group `next` is where the next tag begins (a tag without its close
+//!   ends there); `content_args.wrappers` lists keys (`arguments`, `input`) that, alone and
+//!   not declared by the tool, unwrap an object of keys it declares.
 //! - JSON calls end where their JSON does (vLLM's JSON parsers read it with `raw_decode`):
 //!   raw arguments where their value ends (and the call where the containers its open
 //!   delimiter left open close, as Llama's `{"name": ..., "parameters": ` does), a calls field
@@ -59,7 +66,11 @@
 //!   once (a later `<think>` is text); for `qwen3`, `glm45`, `kimi_k2` and `ling3` a call's
 //!   open delimiter ends it. Where thinking is off, the reasoning field is not watched: its
 //!   markers are content. Under `granite` and `hunyuan_a13b` the output starts in content and
-//!   reasoning is where its open delimiter opens it, once.
+//!   reasoning is where its open delimiter opens it, once. Under `deepseek_v4` and
+//!   `deepseek_v41` the output starts in reasoning unless the request switches thinking off
+//!   (as `glm45`, a null switch and a `reasoning_effort` of `"none"` in
+//!   `chat_template_kwargs` off too), reasoning is also where its open delimiter opens it,
+//!   each time, and a call block's marker ends it.
 //!
 //! The whole state is [`TemplateState`] (in `stream_state["parser"]["x"]`): the open region,
 //! the held text (bounded by [`exec::MAX_HELD`]) and the open call's scanner; each token's
@@ -144,6 +155,10 @@ enum Start {
     /// `gemma4`: the output starts in content; reasoning is where the output's open delimiter
     /// opens it (each time), and a call's open delimiter ends it.
     Opened,
+    /// `deepseek_v4`, `deepseek_v41`: the output starts in reasoning unless the request switches
+    /// thinking off ([`super::ToolRules::thinking_unless_given_off`]); either way reasoning is
+    /// also where the output's open delimiter opens it (each time), and a call block ends it.
+    DeepSeekV4,
 }
 
 impl Start {
@@ -166,7 +181,17 @@ impl Start {
             Some("deepseek_v3") => Start::Asked,
             Some("holo2") => Start::AskedUnlessOff,
             Some("gemma4") => Start::Opened,
+            Some("deepseek_v4" | "deepseek_v41") => Start::DeepSeekV4,
             _ => Start::AsWritten,
+        }
+    }
+
+    /// Whether the output starts in reasoning, where reasoning is on.
+    fn opens(self, rules: &super::ToolRules) -> bool {
+        match self {
+            Start::AsWritten | Start::Marked | Start::Opened => false,
+            Start::DeepSeekV4 => rules.thinking_unless_given_off,
+            _ => true,
         }
     }
 
@@ -177,7 +202,8 @@ impl Start {
             | Start::DeepSeekR1
             | Start::UntilCall
             | Start::Marked
-            | Start::Opened => true,
+            | Start::Opened
+            | Start::DeepSeekV4 => true,
             Start::Qwen3 => rules.thinking,
             Start::UnlessOff | Start::AskedUnlessOff => rules.thinking_unless_off,
             Start::Asked => rules.thinking_asked,
@@ -218,11 +244,18 @@ impl TemplateParser {
             reasoning: self.reasoning && self.start.on(&cx.rules),
             calls_end_reasoning: matches!(
                 self.start,
-                Start::Qwen3 | Start::UnlessOff | Start::UntilCall | Start::Opened
+                Start::Qwen3
+                    | Start::UnlessOff
+                    | Start::UntilCall
+                    | Start::Opened
+                    | Start::DeepSeekV4
             ),
             reasoning_call_lead: builtin::reasoning_call_lead(self.names[1]),
             content_lstrip_newlines: self.names[0] == "granite_thinking_parser",
-            reasoning_once: !matches!(self.start, Start::AsWritten | Start::Opened),
+            reasoning_once: !matches!(
+                self.start,
+                Start::AsWritten | Start::Opened | Start::DeepSeekV4
+            ),
             tools: self.tools,
             rules: cx.rules,
             request: cx.request,
@@ -287,8 +320,7 @@ impl ChatParser for TemplateParser {
     fn start<'s>(&'s self, cx: &Context<'s>) -> Result<Box<dyn Session + 's>, ParseError> {
         let mut state = TemplateState::default();
         let k = self.knobs(cx);
-        let opens =
-            k.reasoning && !matches!(self.start, Start::AsWritten | Start::Marked | Start::Opened);
+        let opens = k.reasoning && self.start.opens(&cx.rules);
         if opens {
             state.open_reasoning(&self.template, k);
         }

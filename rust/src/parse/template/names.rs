@@ -58,7 +58,7 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 11] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 19] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 16] = [
     (
         None,
         "cohere_command3",
@@ -88,21 +88,6 @@ pub const REFUSED: [(Option<Kind>, &str, &str); 19] = [
         "Muse Spark's (ATEM, <atem:function_calls>)",
     ),
     (None, "inkling", "Inkling's (<|content_invoke_tool_json|>)"),
-    (
-        Some(Kind::Tool),
-        "deepseek_v32",
-        "DeepSeek-V3.2's DSML (<｜DSML｜function_calls>)",
-    ),
-    (
-        None,
-        "deepseek_v4",
-        "DeepSeek-V4's DSML (<｜DSML｜tool_calls>)",
-    ),
-    (
-        None,
-        "deepseek_v41",
-        "DeepSeek-V4.1's spaced DSML (<｜DSML｜ calls>)",
-    ),
     (
         None,
         "minimax_m3",

@@ -16,6 +16,11 @@ pub(crate) enum Role {
     Content,
     Reasoning,
     Tools(Calls),
+    /// The text of a call block around its calls (`tool_text`): from its open delimiter (the
+    /// block's marker), and from where each call closes, to its close delimiter (where the next
+    /// call opens); dropped, and watched only where calls are parsed (else its delimiters are
+    /// text where they are).
+    CallText,
     /// A field the chat message has no place for: its text is dropped.
     Other,
 }
@@ -31,11 +36,18 @@ pub(crate) enum Calls {
     /// As `Raw`, in a JSON dialect: converted to JSON when the call closes.
     Lax { name: String, dialect: Dialect },
     /// The name is captured by the open delimiter; the text is `key`/`value` tags, made into a
-    /// JSON object of strings (or of JSON values, read leniently) when the call closes.
+    /// JSON object of strings (or of JSON values, read leniently) when the call closes. Where
+    /// the tag pattern has a group `string`, a tag whose `string` is `true` holds a string and
+    /// any other (or none) JSON, else its text as written (DSML's `string="false"`); a group
+    /// `next` is where the next tag begins (a tag without its close ends there).
     Tags {
         name: String,
         tag: Box<regex::Regex>,
         values: Values,
+        /// `content_args.wrappers`: arguments that are one of these keys alone, which the
+        /// tool does not declare, holding an object (or its JSON text) of keys the tool
+        /// declares, are that object (vLLM's DSML parsers unwrap them).
+        wrappers: Vec<String>,
     },
     /// A Python list of calls (`[f(x=1), g(y='a')]`, [`super::pythonic`]) after the open
     /// delimiter, which captures the first call's name (the group `name`, or the one the
@@ -254,6 +266,17 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
             if !tag.capture_names().flatten().any(|n| n == "key") {
                 return Err(format!("{scope}: tag_pattern needs a group named 'key'"));
             }
+            let wrappers = match raw.content_args.get("wrappers") {
+                None => Vec::new(),
+                Some(w) => w
+                    .as_array()
+                    .and_then(|keys| {
+                        keys.iter()
+                            .map(|k| k.as_str().map(str::to_owned))
+                            .collect::<Option<Vec<_>>>()
+                    })
+                    .ok_or_else(|| format!("{scope}: 'wrappers' must list strings"))?,
+            };
             let values = match raw.content_args.get("value_parser") {
                 None => Values::Raw,
                 Some(vp) => match vp.get("name").and_then(Value::as_str).unwrap_or("text") {
@@ -268,6 +291,7 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
                 name,
                 tag: Box::new(tag),
                 values,
+                wrappers,
             })
         }
         "pythonic" => {
@@ -348,6 +372,7 @@ impl Template {
                 "content" => Role::Content,
                 "reasoning_content" | "reasoning" | "thinking" => Role::Reasoning,
                 "tool_calls" => Role::Tools(calls(&scope, &f, open.as_ref())?),
+                "tool_text" => Role::CallText,
                 _ => Role::Other,
             };
             let strip = f

@@ -26,6 +26,7 @@ fn knobs() -> Knobs<'static> {
             thinking: true,
             thinking_asked: true,
             thinking_unless_off: true,
+            thinking_unless_given_off: true,
         },
     }
 }
@@ -364,9 +365,9 @@ fn names_and_templates_select_a_parser() {
         assert!(err.contains("\"deepseek_v31\""), "{err}");
     }
     // A vLLM name not served yet is refused with the reason, also beside a template.
-    let err = pick(Some("deepseek_v3"), Some("deepseek_v32"), None).unwrap_err();
+    let err = pick(Some("deepseek_v3"), Some("minicpm5"), None).unwrap_err();
     assert!(
-        err.contains("\"deepseek_v32\" (vLLM's) is not served yet"),
+        err.contains("\"minicpm5\" (vLLM's) is not served yet"),
         "{err}"
     );
     // Two templates of one chat format: reasoning from one, tool calls from the other.
@@ -523,4 +524,48 @@ fn no_refused_name_is_served() {
             }
         }
     }
+}
+
+#[test]
+fn dsml_calls_read_the_string_attribute_and_drop_the_block_text() {
+    let d = "｜DSML｜";
+    let out = format!(
+        "Hi.\n<{d}function_calls>\n<{d}invoke name=\"f\">\n\
+         <{d}parameter name=\"s\" string=\"true\">42</{d}parameter>\n\
+         <{d}parameter name=\"n\" string=\"false\">42</{d}parameter>\n\
+         <{d}parameter name=\"o\" string=\"false\">{{\"a\": [1, \"</{d}invoke>\"]}}</{d}parameter>\n\
+         <{d}parameter name=\"bad\" string=\"false\">{{a</{d}parameter>\n\
+         <{d}parameter name=\"cut\" string=\"true\">x\n\
+         <{d}parameter name=\"plain\">true</{d}parameter>\n\
+         </{d}invoke>\njunk\n<{d}invoke name=\"g\">\n</{d}invoke>\n</{d}function_calls>\nAfter."
+    );
+    let (content, reasoning, calls) = every_split("deepseek_v32", "<｜Assistant｜>", &out);
+    assert_eq!((content.as_str(), reasoning.as_str()), ("Hi.", ""));
+    // A close marker inside a value ends the call there (the cut tag is dropped, the rest of
+    // the call is block text), as vLLM's parser ends it.
+    assert_eq!(
+        calls,
+        [call("f", r#"{"s": "42", "n": 42}"#), call("g", "{}")]
+    );
+    let out = format!(
+        "<{d}invoke name=\"f\">\
+         <{d}parameter name=\"bad\" string=\"false\">{{a</{d}parameter>\
+         <{d}parameter name=\"cut\" string=\"true\">x\n\
+         <{d}parameter name=\"plain\">true</{d}parameter></{d}invoke>"
+    );
+    let (_, _, calls) = every_split("deepseek_v32", "<｜Assistant｜>", &out);
+    assert_eq!(
+        calls,
+        [call("f", r#"{"bad": "{a", "cut": "x\n", "plain": true}"#)]
+    );
+}
+
+#[test]
+fn tool_text_is_watched_only_where_calls_are_parsed() {
+    let (_, t) = TemplateParser::builtin("deepseek_v32").unwrap();
+    let mut k = knobs();
+    k.tools = false;
+    let out = "A <｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n</｜DSML｜invoke>\nB";
+    let m = run(&t, k, "<｜Assistant｜>", &[out]);
+    assert_eq!((m.0.as_str(), m.2.len()), (out, 0));
 }

@@ -12,7 +12,9 @@
 //!   case and with spaces, an object or array for any JSON value, a string as written. When no
 //!   allowed type takes the text (or only unknown ones are declared), JSON text is its value and
 //!   other text stays a string. Keys the schema does not declare, and calls of a tool without
-//!   properties, stay strings.
+//!   properties, stay strings. A value already JSON (DSML's `string="false"`) is typed inside
+//!   by the object's `properties` or the list's `items`, and a JSON null, boolean or number by
+//!   the text `json.dumps` writes for it (a number for a `string` key becomes a string).
 //! - **transformers'** (`parse_response(..., tools=...)`; every other template): after the
 //!   template's value parser, each value that is still a string and whose key the schema
 //!   declares is tried against the declared types (`type`, `anyOf`, `oneOf`; `nullable` adds
@@ -459,9 +461,21 @@ pub(crate) fn type_args(
 
 /// vLLM's engine parsers type values inside an object or a list too, where the schema gives
 /// the object's `properties` or the list's `items`: strings as at the top, objects and lists
-/// again. Returns whether a value changed.
+/// again; and a JSON null, boolean or number (DSML's `string="false"` values) as the text
+/// `json.dumps` writes for it, kept where that gives the same value. Returns whether a value
+/// changed.
 fn vllm_nested(value: &mut Val, schema: &Value) -> bool {
     match value {
+        Val::Null | Val::Bool(_) | Val::Int(_) | Val::Float(_) => {
+            let mut text = String::new();
+            dump(value, &mut text);
+            let typed = vllm_coerce(&text, schema);
+            let changed = typed != *value;
+            if changed {
+                *value = typed;
+            }
+            changed
+        }
         Val::Dict(pairs) => match schema.get("properties").and_then(Value::as_object) {
             Some(props) => type_args(Typing::Vllm, pairs, props),
             None => false,
@@ -486,6 +500,33 @@ fn vllm_nested(value: &mut Val, schema: &Value) -> bool {
             changed
         }
         _ => false,
+    }
+}
+
+/// Arguments that are one key of `wrappers` alone, which `props` does not declare, holding an
+/// object (or its JSON text) whose keys `props` all declares, as that object (vLLM's DSML
+/// parsers unwrap `{"arguments": {...}}` and `{"input": {...}}`); others as they are.
+pub(crate) fn unwrap_args(
+    args: Vec<(String, Val)>,
+    wrappers: &[String],
+    props: &serde_json::Map<String, Value>,
+) -> Vec<(String, Val)> {
+    let [(key, inner)] = args.as_slice() else {
+        return args;
+    };
+    if !wrappers.contains(key) || props.contains_key(key) {
+        return args;
+    }
+    let inner = match inner {
+        Val::Str(text) => match loads(text) {
+            Some(v) => v,
+            None => return args,
+        },
+        v => v.clone(),
+    };
+    match inner {
+        Val::Dict(pairs) if pairs.iter().all(|(k, _)| props.contains_key(k)) => pairs,
+        _ => args,
     }
 }
 
@@ -565,6 +606,49 @@ mod tests {
         assert_eq!(vllm(r#"{"a":1}"#, r#"{"type": "array"}"#), r#"{"a": 1}"#);
         assert_eq!(vllm("5", r#"{"type": "mystery"}"#), "5");
         assert_eq!(vllm("2", r#"{"enum": [1, 2]}"#), "2");
+    }
+
+    #[test]
+    fn vllm_types_json_scalars_as_their_text() {
+        let props: serde_json::Map<String, Value> = serde_json::from_str(
+            r#"{"s": {"type": "string"}, "n": {"type": "number"}, "b": {"type": "integer"},
+                "l": {"type": "array", "items": {"type": "string"}}}"#,
+        )
+        .unwrap();
+        let Some(Val::Dict(mut args)) =
+            loads(r#"{"s": 5, "n": 2.0, "b": true, "l": [1, null], "x": 1}"#)
+        else {
+            panic!("not an object");
+        };
+        assert!(type_args(Typing::Vllm, &mut args, &props));
+        assert_eq!(
+            dump_args(&args),
+            r#"{"s": "5", "n": 2, "b": true, "l": ["1", "null"], "x": 1}"#
+        );
+    }
+
+    #[test]
+    fn wrapped_arguments_are_unwrapped_where_the_tool_declares_their_keys() {
+        let props: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(r#"{"city": {"type": "string"}}"#).unwrap();
+        let wrappers = ["arguments".to_owned(), "input".to_owned()];
+        let one = |k: &str, v: Val| vec![(k.to_owned(), v)];
+        let inner = Val::Dict(one("city", Val::Str("Paris".into())));
+        assert_eq!(
+            unwrap_args(one("input", inner.clone()), &wrappers, &props),
+            one("city", Val::Str("Paris".into()))
+        );
+        let text = Val::Str(r#"{"city": "Paris"}"#.into());
+        assert_eq!(
+            unwrap_args(one("arguments", text), &wrappers, &props),
+            one("city", Val::Str("Paris".into()))
+        );
+        // An undeclared key inside, or a second key beside, keeps the arguments as they are.
+        let other = one("arguments", Val::Dict(one("x", Val::Int("1".into()))));
+        assert_eq!(unwrap_args(other.clone(), &wrappers, &props), other);
+        let mut two = one("arguments", inner);
+        two.push(("city".to_owned(), Val::Null));
+        assert_eq!(unwrap_args(two.clone(), &wrappers, &props), two);
     }
 
     #[test]
