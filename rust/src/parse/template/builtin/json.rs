@@ -1,15 +1,7 @@
-//! Built-in response templates, written for this project, for the families whose checkpoints
-//! do not carry one yet. Each is a template in the same JSON a checkpoint would carry (so
-//! transformers' `parse_response` reads them too), run by the same executor.
-//!
-//! End-of-turn markers the engine stops on (`<|im_end|>`, `<|eot_id|>`) are not in the text a
-//! derender parses, so no template relies on them.
-
-use super::spec::Template;
-use super::typed::Typing;
+//! The built-in templates' JSON, one constant a family, as a checkpoint would carry it.
 
 /// Qwen3: `<think>` reasoning and `<tool_call>` JSON calls.
-const QWEN3: &str = r##"{
+pub(super) const QWEN3: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -22,7 +14,7 @@ const QWEN3: &str = r##"{
 }"##;
 
 /// Qwen3-Coder: `<tool_call><function=NAME><parameter=KEY>VALUE</parameter>...`.
-const QWEN3_CODER: &str = r##"{
+pub(super) const QWEN3_CODER: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -41,7 +33,7 @@ const QWEN3_CODER: &str = r##"{
 }"##;
 
 /// DeepSeek-R1: reasoning until `</think>` (its prompt opens `<think>`).
-const DEEPSEEK_R1: &str = r##"{
+pub(super) const DEEPSEEK_R1: &str = r##"{
   "start_anchor": "<｜Assistant｜>",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -50,7 +42,7 @@ const DEEPSEEK_R1: &str = r##"{
 }"##;
 
 /// DeepSeek-V3: `<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME` and a fenced JSON block.
-const DEEPSEEK_V3: &str = r##"{
+pub(super) const DEEPSEEK_V3: &str = r##"{
   "start_anchor": "<｜Assistant｜>",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -65,7 +57,7 @@ const DEEPSEEK_V3: &str = r##"{
 }"##;
 
 /// DeepSeek-V3.1: `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGUMENTS<｜tool▁call▁end｜>`.
-const DEEPSEEK_V31: &str = r##"{
+pub(super) const DEEPSEEK_V31: &str = r##"{
   "start_anchor": "<｜Assistant｜>",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -81,7 +73,7 @@ const DEEPSEEK_V31: &str = r##"{
 
 /// Llama 3.x: a bare `{"name": ..., "parameters": ...}` object (optionally after
 /// `<|python_tag|>`, several separated by `;`).
-const LLAMA3_JSON: &str = r##"{
+pub(super) const LLAMA3_JSON: &str = r##"{
   "start_anchor": "<|start_header_id|>assistant<|end_header_id|>\n\n",
   "fields": {
     "tool_calls": {
@@ -95,7 +87,7 @@ const LLAMA3_JSON: &str = r##"{
 }"##;
 
 /// Mistral v0.3: `[TOOL_CALLS] [{"name": ..., "arguments": ...}, ...]`.
-const MISTRAL: &str = r##"{
+pub(super) const MISTRAL: &str = r##"{
   "start_anchor": "[/INST]",
   "fields": {
     "tool_calls": {
@@ -109,7 +101,7 @@ const MISTRAL: &str = r##"{
 
 /// Mistral v11 and later (Magistral, Small 3.2+): `[THINK]...[/THINK]` and
 /// `[TOOL_CALLS]NAME[ARGS]{...}` per call.
-const MISTRAL_V11: &str = r##"{
+pub(super) const MISTRAL_V11: &str = r##"{
   "start_anchor": "[/INST]",
   "fields": {
     "reasoning_content": {"open": "[THINK]", "close_pattern": "\\[/THINK\\]"},
@@ -123,7 +115,7 @@ const MISTRAL_V11: &str = r##"{
 }"##;
 
 /// GLM-4.5: `<tool_call>NAME` then `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs.
-const GLM45: &str = r##"{
+pub(super) const GLM45: &str = r##"{
   "start_anchor": "<|assistant|>",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -142,7 +134,7 @@ const GLM45: &str = r##"{
 }"##;
 
 /// Kimi-K2: `<|tool_call_begin|>functions.NAME:N<|tool_call_argument_begin|>{...}`.
-const KIMI_K2: &str = r##"{
+pub(super) const KIMI_K2: &str = r##"{
   "start_anchor": "<|im_assistant|>assistant<|im_middle|>",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -160,7 +152,7 @@ const KIMI_K2: &str = r##"{
 /// without a recipient (a preamble) content, a `commentary` message to `functions.NAME` a
 /// call; messages of one kind are joined by a newline (as vLLM's `vllm/parser/harmony.py`
 /// joins them); text outside a message is dropped.
-const GPT_OSS: &str = r##"{
+pub(super) const GPT_OSS: &str = r##"{
   "start_anchor": "<|start|>assistant",
   "fields": {
     "reasoning_content": {
@@ -182,7 +174,7 @@ const GPT_OSS: &str = r##"{
 
 /// ERNIE-4.5: reasoning until `</think>` (the output starts in it), the answer optionally between
 /// `<response>` and `</response>` (dropped), and `<tool_call>` JSON calls.
-const ERNIE45: &str = r##"{
+pub(super) const ERNIE45: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
@@ -196,7 +188,7 @@ const ERNIE45: &str = r##"{
 
 /// Hunyuan-A13B: `<think>\n...\n</think>\n<answer>\n...\n</answer>` (plain text, not special
 /// tokens) and a `<tool_calls>[...]</tool_calls>` JSON list.
-const HUNYUAN_A13B: &str = r##"{
+pub(super) const HUNYUAN_A13B: &str = r##"{
   "start_anchor": "<|extra_0|>",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*(?:<answer>\\s*)?"},
@@ -211,7 +203,7 @@ const HUNYUAN_A13B: &str = r##"{
 
 /// Granite 3.x: reasoning between the phrases "Here is my thought process:" and "Here is my
 /// response:" (or "Here's"), and a JSON list of calls after `<|tool_call|>` or `<tool_call>`.
-const GRANITE: &str = r##"{
+pub(super) const GRANITE: &str = r##"{
   "start_anchor": "<|start_of_role|>assistant<|end_of_role|>",
   "fields": {
     "reasoning_content": {
@@ -228,7 +220,7 @@ const GRANITE: &str = r##"{
 }"##;
 
 /// Granite 4: `<tool_call>` JSON calls, as Qwen3's.
-const GRANITE4: &str = r##"{
+pub(super) const GRANITE4: &str = r##"{
   "start_anchor": "<|start_of_role|>assistant<|end_of_role|>",
   "fields": {
     "tool_calls": {
@@ -240,7 +232,7 @@ const GRANITE4: &str = r##"{
 }"##;
 
 /// Granite-20B-FunctionCalling: `<function_call>` before each call's JSON object, no close.
-const GRANITE_20B_FC: &str = r##"{
+pub(super) const GRANITE_20B_FC: &str = r##"{
   "start_anchor": "ASSISTANT:",
   "fields": {
     "tool_calls": {
@@ -252,7 +244,7 @@ const GRANITE_20B_FC: &str = r##"{
 }"##;
 
 /// Jamba: a JSON list of calls between `<tool_calls>` and `</tool_calls>`.
-const JAMBA: &str = r##"{
+pub(super) const JAMBA: &str = r##"{
   "start_anchor": "<|assistant|>",
   "fields": {
     "tool_calls": {
@@ -265,7 +257,7 @@ const JAMBA: &str = r##"{
 }"##;
 
 /// Phi-4-mini: `functools[...]`, a JSON list of calls.
-const PHI4_MINI_JSON: &str = r##"{
+pub(super) const PHI4_MINI_JSON: &str = r##"{
   "start_anchor": "<|assistant|>",
   "fields": {
     "tool_calls": {
@@ -279,7 +271,7 @@ const PHI4_MINI_JSON: &str = r##"{
 
 /// InternLM2: `<|action_start|><|plugin|>` and a `{"name": ..., "parameters": ...}` object
 /// (or `"arguments"`), closed by `<|action_end|>`.
-const INTERNLM: &str = r##"{
+pub(super) const INTERNLM: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "tool_calls": {
@@ -292,7 +284,7 @@ const INTERNLM: &str = r##"{
 }"##;
 
 /// LongCat-Flash: `<longcat_tool_call>` JSON calls, as Qwen3's.
-const LONGCAT: &str = r##"{
+pub(super) const LONGCAT: &str = r##"{
   "start_anchor": "ASSISTANT:",
   "fields": {
     "tool_calls": {
@@ -306,7 +298,7 @@ const LONGCAT: &str = r##"{
 
 /// Ling 3: GLM-4.5's format (`<think>` reasoning, `<tool_call>NAME` with
 /// `<arg_key>`/`<arg_value>` pairs).
-const LING3: &str = r##"{
+pub(super) const LING3: &str = r##"{
   "start_anchor": "<role>ASSISTANT</role>",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
@@ -326,7 +318,7 @@ const LING3: &str = r##"{
 
 /// GigaChat 3: the answer until `<|message_sep|>`, then one `{"name": ..., "arguments": ...}`
 /// object after `function call<|role_sep|>` (or `<|function_call|>`).
-const GIGACHAT3: &str = r##"{
+pub(super) const GIGACHAT3: &str = r##"{
   "start_anchor": "assistant<|role_sep|>\n",
   "fields": {
     "tool_calls": {
@@ -341,7 +333,7 @@ const GIGACHAT3: &str = r##"{
 /// Step3: reasoning until `</think>` (the output starts in it), and
 /// `<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="NAME">` calls with
 /// `<steptml:parameter name="KEY">VALUE</steptml:parameter>` arguments.
-const STEP3: &str = r##"{
+pub(super) const STEP3: &str = r##"{
   "start_anchor": "<|BOT|>assistant\n",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*"},
@@ -359,7 +351,7 @@ const STEP3: &str = r##"{
 }"##;
 
 /// xLAM: a bare JSON list of `{"name": ..., "arguments": ...}` calls.
-const XLAM: &str = r##"{
+pub(super) const XLAM: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "tool_calls": {
@@ -373,7 +365,7 @@ const XLAM: &str = r##"{
 
 /// dots.llm1: `<dots_function_call>` blocks of `<invoke name="NAME">` calls with
 /// `<parameter name="KEY">VALUE</parameter>` arguments.
-const DOTS: &str = r##"{
+pub(super) const DOTS: &str = r##"{
   "start_anchor": "<|response|>",
   "fields": {
     "tool_calls": {
@@ -391,7 +383,7 @@ const DOTS: &str = r##"{
 
 /// Apertus: `<|tools_prefix|>[{"NAME": {...}}, ...]<|tools_suffix|>`, each call an object of
 /// one key, its name; the text before and after the calls joined by a newline.
-const APERTUS: &str = r##"{
+pub(super) const APERTUS: &str = r##"{
   "start_anchor": "<|assistant_start|>",
   "fields": {
     "tool_calls": {
@@ -404,7 +396,7 @@ const APERTUS: &str = r##"{
 
 /// Llama 3.2 (and ToolACE): the output is a Python list of calls, `[get_weather(city="Paris")]`,
 /// from its first char (vLLM's `pythonic` reads a call list only there).
-const PYTHONIC: &str = r##"{
+pub(super) const PYTHONIC: &str = r##"{
   "start_anchor": "<|start_header_id|>assistant<|end_header_id|>\n\n",
   "fields": {
     "tool_calls": {
@@ -416,7 +408,7 @@ const PYTHONIC: &str = r##"{
 
 /// Llama 4: `pythonic`'s list, optionally between `<|python_start|>` and `<|python_end|>` (the
 /// close is taken where it follows the list).
-const LLAMA4_PYTHONIC: &str = r##"{
+pub(super) const LLAMA4_PYTHONIC: &str = r##"{
   "start_anchor": "<|header_start|>assistant<|header_end|>\n\n",
   "fields": {
     "tool_calls": {
@@ -429,7 +421,7 @@ const LLAMA4_PYTHONIC: &str = r##"{
 
 /// Olmo 3: `<think>` reasoning (plain text; the output starts in it) and Python calls one a
 /// line between `<function_calls>` and `</function_calls>`.
-const OLMO3: &str = r##"{
+pub(super) const OLMO3: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -444,7 +436,7 @@ const OLMO3: &str = r##"{
 
 /// LFM2: a Python call list between `<|tool_call_start|>` and `<|tool_call_end|>`; the text
 /// before and after the calls joined by a newline.
-const LFM2: &str = r##"{
+pub(super) const LFM2: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "tool_calls": {
@@ -457,16 +449,16 @@ const LFM2: &str = r##"{
 
 /// Nemotron 3 (and Granite 4.2's `granite_thinking_parser`): Qwen3's `<think>` reasoning (its
 /// calls, Qwen3-Coder's, come from the `qwen3_coder` template named beside it).
-const NEMOTRON_V3: &str = QWEN3;
+pub(super) const NEMOTRON_V3: &str = QWEN3;
 
 /// Step-3.5 (and Step-3.7): Qwen3-Coder's calls and `<think>` reasoning; the output starts in
 /// reasoning whatever the request asks (the prompt always opens `<think>`).
-const STEP3P5: &str = QWEN3_CODER;
+pub(super) const STEP3P5: &str = QWEN3_CODER;
 
 /// MiniMax-M2: reasoning until `</think>` (its prompt opens `<think>`), and
 /// `<minimax:tool_call>` blocks of `<invoke name="NAME">` calls (a call without its block
 /// marker too) with `<parameter name="KEY">VALUE</parameter>` arguments, values as written.
-const MINIMAX_M2: &str = r##"{
+pub(super) const MINIMAX_M2: &str = r##"{
   "start_anchor": "]~b]ai\n",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -485,7 +477,7 @@ const MINIMAX_M2: &str = r##"{
 
 /// Seed-OSS: Qwen3-Coder's format with its own markers (`<seed:think>`, `<seed:tool_call>`);
 /// a `<function=NAME>` call without its block marker is a call too, as vLLM reads it.
-const SEED_OSS: &str = r##"{
+pub(super) const SEED_OSS: &str = r##"{
   "start_anchor": "<seed:bos>assistant\n",
   "fields": {
     "reasoning_content": {"open": "<seed:think>", "close_pattern": "</seed:think>"},
@@ -506,7 +498,7 @@ const SEED_OSS: &str = r##"{
 
 /// MiMo: Qwen3-Coder's calls and Qwen3's reasoning; each parameter's value as written (its
 /// newlines kept), then typed by the tool's schema.
-const MIMO: &str = r##"{
+pub(super) const MIMO: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -526,7 +518,7 @@ const MIMO: &str = r##"{
 /// Gemma 4: reasoning in a `<|channel>` block (its `thought` line dropped) closed by `<channel|>`,
 /// and `<|tool_call>call:NAME{key:value,...}<tool_call|>` calls whose strings are delimited by
 /// `<|"|>`, bare values read as strings and typed by the tool's schema.
-const GEMMA4: &str = r##"{
+pub(super) const GEMMA4: &str = r##"{
   "start_anchor": "<|turn>model\n",
   "fields": {
     "reasoning_content": {"open_pattern": "<\\|channel>(?:thought\\n)?", "close_pattern": "<channel\\|>"},
@@ -543,7 +535,7 @@ const GEMMA4: &str = r##"{
 
 /// FunctionGemma: `<start_function_call>call:NAME{key:<escape>value<escape>,...}<end_function_call>`
 /// calls, each value read as JSON, else as its text.
-const FUNCTIONGEMMA: &str = r##"{
+pub(super) const FUNCTIONGEMMA: &str = r##"{
   "start_anchor": "<start_of_turn>model\n",
   "fields": {
     "tool_calls": {
@@ -565,7 +557,7 @@ const FUNCTIONGEMMA: &str = r##"{
 /// `<｜DSML｜parameter name="KEY" string="true|false">VALUE</｜DSML｜parameter>` arguments, a
 /// `string="true"` value a string, any other JSON (else its text); the text of the block
 /// around its calls, and all text after a call, is dropped.
-const DEEPSEEK_V32: &str = r##"{
+pub(super) const DEEPSEEK_V32: &str = r##"{
   "start_anchor": "<｜Assistant｜>",
   "fields": {
     "tool_calls": {
@@ -589,7 +581,7 @@ const DEEPSEEK_V32: &str = r##"{
 /// DeepSeek-V4: `<think>` reasoning (a `</think>` outside it dropped, as an empty reasoning
 /// region) and V3.2's DSML calls in a `<｜DSML｜tool_calls>` block (or its spellings
 /// `toolcalls` and `tool`), which ends reasoning.
-const DEEPSEEK_V4: &str = r##"{
+pub(super) const DEEPSEEK_V4: &str = r##"{
   "start_anchor": "<｜Assistant｜>",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -614,7 +606,7 @@ const DEEPSEEK_V4: &str = r##"{
 
 /// DeepSeek-V4.1: V4's format with spaced DSML markers (`<｜DSML｜ calls>`,
 /// `<｜DSML｜ invoke name="NAME">`, `<｜DSML｜ parameter ...>`).
-const DEEPSEEK_V41: &str = r##"{
+pub(super) const DEEPSEEK_V41: &str = r##"{
   "start_anchor": "<｜Assistant｜>",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
@@ -636,192 +628,3 @@ const DEEPSEEK_V41: &str = r##"{
     "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}
   }
 }"##;
-
-/// The built-in templates' names, each also a parser name of both kinds.
-pub const TEMPLATES: [&str; 41] = [
-    "qwen3_template",
-    "qwen3_coder",
-    "deepseek_r1_template",
-    "deepseek_v3",
-    "deepseek_v31",
-    "llama3_json",
-    "mistral",
-    "mistral_v11",
-    "glm45",
-    "kimi_k2",
-    "gpt_oss",
-    "ernie45",
-    "hunyuan_a13b",
-    "granite",
-    "granite4",
-    "granite-20b-fc",
-    "jamba",
-    "phi4_mini_json",
-    "internlm",
-    "longcat",
-    "ling3",
-    "gigachat3",
-    "step3",
-    "xlam",
-    "dots",
-    "apertus",
-    "gemma4",
-    "functiongemma",
-    "pythonic",
-    "llama4_pythonic",
-    "olmo3",
-    "lfm2",
-    "nemotron_v3",
-    "granite_thinking_parser",
-    "step3p5",
-    "minimax_m2",
-    "seed_oss",
-    "mimo",
-    "deepseek_v32",
-    "deepseek_v4",
-    "deepseek_v41",
-];
-
-const JSON: [&str; 41] = [
-    QWEN3,
-    QWEN3_CODER,
-    DEEPSEEK_R1,
-    DEEPSEEK_V3,
-    DEEPSEEK_V31,
-    LLAMA3_JSON,
-    MISTRAL,
-    MISTRAL_V11,
-    GLM45,
-    KIMI_K2,
-    GPT_OSS,
-    ERNIE45,
-    HUNYUAN_A13B,
-    GRANITE,
-    GRANITE4,
-    GRANITE_20B_FC,
-    JAMBA,
-    PHI4_MINI_JSON,
-    INTERNLM,
-    LONGCAT,
-    LING3,
-    GIGACHAT3,
-    STEP3,
-    XLAM,
-    DOTS,
-    APERTUS,
-    GEMMA4,
-    FUNCTIONGEMMA,
-    PYTHONIC,
-    LLAMA4_PYTHONIC,
-    OLMO3,
-    LFM2,
-    NEMOTRON_V3,
-    NEMOTRON_V3,
-    STEP3P5,
-    MINIMAX_M2,
-    SEED_OSS,
-    MIMO,
-    DEEPSEEK_V32,
-    DEEPSEEK_V4,
-    DEEPSEEK_V41,
-];
-
-/// How vLLM 0.33.0's parser of a built-in template's name keeps whitespace, where it is one of
-/// its declarative engine parsers (`vllm/parser/engine/`): content as written (whitespace-only
-/// content before a call dropped), reasoning as written or (`Some(true)`, the engine's
-/// `strip_trailing_reasoning_whitespace`) without its trailing whitespace; and of the older
-/// parsers that keep text as written. `None`: the template's own `strip` (transformers' rule).
-/// Where vLLM's whole answer strips content that comes with calls, its stream cannot, and the
-/// stream's answer is the one given.
-pub(crate) fn vllm_space(name: &str) -> Option<bool> {
-    match name {
-        "qwen3_template" | "qwen3_coder" => Some(false),
-        // Older parsers that keep the text as written too.
-        "deepseek_r1_template" | "deepseek_v3" | "deepseek_v31" | "mistral" | "gpt_oss" => {
-            Some(false)
-        }
-        "glm45"
-        | "kimi_k2"
-        | "mistral_v11"
-        | "gemma4"
-        | "nemotron_v3"
-        | "granite_thinking_parser"
-        | "step3p5"
-        | "minimax_m2"
-        | "deepseek_v32"
-        | "deepseek_v4"
-        | "deepseek_v41" => Some(true),
-        "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" => Some(false),
-        _ => None,
-    }
-}
-
-/// Whose rules type a built-in template's tag-form arguments under the tool parser's name: vLLM's
-/// schema rules, or (`functiongemma`) each value read as JSON, else as its text, as vLLM's
-/// `functiongemma` parser reads it.
-pub(crate) fn vllm_typing(name: &str) -> Typing {
-    match name {
-        "functiongemma" => Typing::Loads,
-        _ => Typing::Vllm,
-    }
-}
-
-/// The text a call's open must begin with to end reasoning, under the tool parser's name,
-/// where vLLM's parser ends reasoning only at the call block's marker (a bare call there is
-/// reasoning text).
-pub(crate) fn reasoning_call_lead(name: &str) -> Option<&'static str> {
-    match name {
-        "minimax_m2" => Some("<minimax:tool_call>"),
-        "seed_oss" => Some("<seed:tool_call>"),
-        // `<｜DSML｜tool_calls>` and its spellings `toolcalls` and `tool`.
-        "deepseek_v4" => Some("<｜DSML｜tool"),
-        "deepseek_v41" => Some("<｜DSML｜ calls>"),
-        _ => None,
-    }
-}
-
-/// A built-in template's JSON text.
-pub fn json(name: &str) -> Option<&'static str> {
-    let at = TEMPLATES.iter().position(|&n| n == name)?;
-    JSON.get(at).copied()
-}
-
-/// The template of two built-in ones of one chat format (the same start anchor): the fields
-/// of `reasoning`'s but its tool calls (and the text around them), and the tool calls of
-/// `tools`'s.
-pub(crate) fn paired(reasoning: &str, tools: &str) -> Option<String> {
-    let read = |name: &str| serde_json::from_str::<serde_json::Value>(json(name)?).ok();
-    let (mut r, t) = (read(reasoning)?, read(tools)?);
-    if r.get("start_anchor")? != t.get("start_anchor")? {
-        return None;
-    }
-    let from = t.get("fields")?;
-    let fields = r.get_mut("fields")?.as_object_mut()?;
-    for part in ["tool_calls", "tool_text"] {
-        match from.get(part).cloned() {
-            Some(v) => fields.insert(part.to_owned(), v),
-            None => fields.remove(part),
-        };
-    }
-    Some(r.to_string())
-}
-
-/// A built-in template, compiled, with its name.
-pub(crate) fn get(name: &str) -> Option<(&'static str, Template)> {
-    let at = TEMPLATES.iter().position(|&n| n == name)?;
-    let name = TEMPLATES.get(at)?;
-    Template::from_json(JSON.get(at)?).ok().map(|t| (*name, t))
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_builtin_template_compiles() {
-        for (name, json) in TEMPLATES.iter().zip(JSON) {
-            Template::from_json(json).unwrap_or_else(|e| panic!("{name}: {e}"));
-        }
-    }
-}

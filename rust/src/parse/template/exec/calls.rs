@@ -1,0 +1,373 @@
+//! A call's course through the executor: whether the text at hand ends it, taking its text,
+//! and closing it, where tag-form calls become JSON arguments (typed by the tool's schema).
+
+use super::*;
+
+impl TemplateState {
+    /// Whether the open region is a call whose JSON is whole at `pos` (or is with the char
+    /// there): a raw call's arguments and the object its open began, or a JSON calls region
+    /// without a close delimiter.
+    pub(super) fn call_ends(&self, t: &Template, buf: &str, pos: usize) -> bool {
+        let Some(f) = self.current.and_then(|c| t.fields.get(usize::from(c))) else {
+            return false;
+        };
+        match &f.role {
+            Role::Tools(Calls::Raw { .. }) => {
+                self.args.ended()
+                    || buf
+                        .get(pos..)
+                        .and_then(|r| r.chars().next())
+                        .is_some_and(|c| self.args.ends_with(c))
+            }
+            Role::Tools(Calls::Object { .. }) if f.close.is_none() => {
+                self.scan.as_ref().is_some_and(Scan::done)
+            }
+            Role::Tools(Calls::Pythonic { .. }) => self.py.as_ref().is_some_and(Py::done),
+            _ => false,
+        }
+    }
+
+    /// Ends a call whose JSON is whole at `pos`: its close delimiter, if it comes next (after
+    /// whitespace, or from the char that ends the call), is taken; otherwise the region ends
+    /// there and the text after it is outside every region.
+    pub(super) fn end_call(
+        &mut self,
+        t: &Template,
+        k: Knobs<'_>,
+        buf: &str,
+        mut pos: usize,
+        eos: bool,
+        out: &mut Delta,
+    ) -> CallEnd {
+        let close = self
+            .current
+            .and_then(|c| t.fields.get(usize::from(c)))
+            .and_then(|f| f.close.as_ref());
+        let last = buf
+            .get(pos..)
+            .and_then(|r| r.chars().next())
+            .filter(|&c| self.args.ends_with(c));
+        if let Some(c) = last {
+            match close.map(|d| d.find(buf, pos, eos)) {
+                Some(Found::Match(s, e)) if s == pos => {
+                    self.close(t, k, out);
+                    return CallEnd::At(e);
+                }
+                Some(Found::Pending(s)) if s == pos && buf.len() - pos <= MAX_HELD => {
+                    return CallEnd::Hold(pos);
+                }
+                _ => {}
+            }
+            self.args.take_last();
+            pos += c.len_utf8();
+        }
+        let rest = buf.get(pos..).unwrap_or_default();
+        let gap = rest.len() - rest.trim_start_matches(py_space).len();
+        if let Some(d) = close {
+            match d.find(buf, pos, eos) {
+                Found::Match(s, e) if s <= pos + gap => {
+                    self.close(t, k, out);
+                    return CallEnd::At(e);
+                }
+                Found::Pending(s) if s <= pos + gap && rest.len() <= MAX_HELD => {
+                    return CallEnd::Hold(pos);
+                }
+                _ if gap == rest.len() && !eos && gap <= MAX_SPACE => return CallEnd::Hold(pos),
+                _ => {}
+            }
+        }
+        self.close(t, k, out);
+        CallEnd::At(pos)
+    }
+
+    /// Text inside the open region, up to where a call's JSON is whole; returns the bytes
+    /// taken (text of the call after its arguments is taken and dropped).
+    pub(super) fn take(
+        &mut self,
+        t: &Template,
+        k: Knobs<'_>,
+        text: &str,
+        out: &mut Delta,
+    ) -> usize {
+        let Some(f) = self.current.and_then(|c| t.fields.get(usize::from(c))) else {
+            self.accumulate(t, k, text, out);
+            return text.len();
+        };
+        match &f.role {
+            Role::Tools(Calls::Raw { .. }) if self.args.tracked() => {
+                let mut args = 0;
+                let mut taken = text.len();
+                for (i, c) in text.char_indices() {
+                    let step = self.args.step(c);
+                    if !self.args.tracked() {
+                        // Not JSON from `c` on: the arguments so far, then the rest as
+                        // written. Text of the call after its arguments, before `c`, stays
+                        // dropped, wherever the text was cut.
+                        self.accumulate(t, k, text.get(..args).unwrap_or_default(), out);
+                        self.accumulate(t, k, text.get(i..).unwrap_or_default(), out);
+                        return text.len();
+                    }
+                    match step {
+                        Step::Arguments => args = i + c.len_utf8(),
+                        Step::Call => {}
+                        Step::Last | Step::After => {
+                            taken = i;
+                            break;
+                        }
+                    }
+                }
+                self.accumulate(t, k, text.get(..args).unwrap_or_default(), out);
+                taken
+            }
+            Role::Tools(Calls::Object { name, arguments }) if f.close.is_none() => {
+                if text.is_empty() {
+                    return 0;
+                }
+                self.opened = true;
+                let scan = self.scan.get_or_insert_with(Scan::default);
+                let mut sink = Sink::keyed(&mut self.calls, k.rules, out, name, arguments);
+                scan.feed_until_done(text, &mut sink)
+            }
+            Role::Tools(Calls::Pythonic { .. }) => {
+                if text.is_empty() {
+                    return 0;
+                }
+                self.opened = true;
+                self.feed_list(k, text, out)
+            }
+            _ => {
+                self.accumulate(t, k, text, out);
+                text.len()
+            }
+        }
+    }
+
+    /// Closes the open region (its close delimiter matched, or the output ended).
+    pub(super) fn close(&mut self, t: &Template, k: Knobs<'_>, out: &mut Delta) {
+        if self.opened {
+            if let Some(Role::Tools(calls)) = self
+                .field_index(t)
+                .and_then(|i| t.fields.get(i))
+                .map(|f| &f.role)
+            {
+                match calls {
+                    Calls::Object { name, arguments } => {
+                        if let Some(scan) = self.scan.as_mut() {
+                            let mut sink =
+                                Sink::keyed(&mut self.calls, k.rules, out, name, arguments);
+                            scan.close(&mut sink);
+                        }
+                    }
+                    Calls::Tags {
+                        tag,
+                        values,
+                        wrappers,
+                        ..
+                    } => {
+                        let props = self.schema(k);
+                        let arguments = tags_to_json(
+                            tag,
+                            *values,
+                            wrappers,
+                            &self.body,
+                            k.typing,
+                            props.as_ref(),
+                        );
+                        if k.rules.parallel || self.calls == 1 {
+                            out.push_arguments(self.calls.saturating_sub(1), &arguments);
+                        }
+                    }
+                    Calls::Lax { dialect, .. } if dialect.bare_strings => {
+                        let mut pairs = dialect.pairs(&self.body);
+                        if let Some(props) = self.schema(k) {
+                            typed::type_args(k.typing, &mut pairs, &props);
+                        }
+                        if k.rules.parallel || self.calls == 1 {
+                            out.push_arguments(
+                                self.calls.saturating_sub(1),
+                                &typed::dump_args(&pairs),
+                            );
+                        }
+                    }
+                    Calls::Lax { dialect, .. } => {
+                        let mut arguments = dialect.to_json(py_strip(&self.body));
+                        if let (Some(props), Some(Val::Dict(mut pairs))) =
+                            (self.schema(k), typed::loads(&arguments))
+                            && typed::type_args(k.typing, &mut pairs, &props)
+                        {
+                            arguments = typed::dump_args(&pairs);
+                        }
+                        if k.rules.parallel || self.calls == 1 {
+                            out.push_arguments(self.calls.saturating_sub(1), &arguments);
+                        }
+                    }
+                    Calls::Raw { .. } if !self.name.is_empty() => {
+                        let mut arguments = py_strip(&self.body).to_owned();
+                        if let (Some(props), Some(Val::Dict(mut pairs))) =
+                            (self.schema(k), typed::loads(&arguments))
+                            && typed::type_args(k.typing, &mut pairs, &props)
+                        {
+                            arguments = typed::dump_args(&pairs);
+                        }
+                        if k.rules.parallel || self.calls == 1 {
+                            out.push_arguments(self.calls.saturating_sub(1), &arguments);
+                        }
+                    }
+                    Calls::Raw { .. } => {}
+                    Calls::Pythonic { .. } => {
+                        if let Some(mut py) = self.py.take() {
+                            let calls = &mut self.calls;
+                            py.finish(&mut |e| list_event(calls, k, e, out));
+                        }
+                    }
+                }
+            }
+        }
+        self.reset();
+    }
+
+    /// The properties the request's schema gives the open call's tool.
+    pub(super) fn schema(
+        &self,
+        k: Knobs<'_>,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        k.request
+            .filter(|_| !self.name.is_empty())
+            .and_then(|r| typed::properties(r, &self.name))
+    }
+
+    /// Text inside the open region.
+    pub(super) fn accumulate(&mut self, t: &Template, k: Knobs<'_>, text: &str, out: &mut Delta) {
+        if text.is_empty() {
+            return;
+        }
+        let Some(index) = self.field_index(t) else {
+            return;
+        };
+        let Some(f) = t.fields.get(index) else {
+            return;
+        };
+        self.opened = true;
+        match &f.role {
+            Role::Other | Role::CallText => {}
+            Role::Tools(Calls::Object { name, arguments }) => {
+                let scan = self.scan.get_or_insert_with(Scan::default);
+                let mut sink = Sink::keyed(&mut self.calls, k.rules, out, name, arguments);
+                scan.feed(text, &mut sink);
+            }
+            Role::Tools(Calls::Tags { .. } | Calls::Lax { .. }) => {
+                self.keep_body(text);
+            }
+            Role::Tools(Calls::Pythonic { .. }) => {
+                self.feed_list(k, text, out);
+            }
+            Role::Tools(Calls::Raw { .. }) if !self.name.is_empty() => {
+                self.keep_body(text);
+            }
+            Role::Tools(Calls::Raw { .. }) | Role::Content | Role::Reasoning => {
+                let muted = !k.rules.parallel && self.calls > 1;
+                let bit = 1u32 << (index % 32);
+                let text = if k.content_lstrip_newlines
+                    && matches!(f.role, Role::Content)
+                    && !self.texted
+                    && self.space.is_empty()
+                    && self.sent & bit == 0
+                {
+                    text.trim_start_matches('\n')
+                } else {
+                    text
+                };
+                let strip = match (k.vllm_space, &f.role) {
+                    (Some(_), Role::Content) => Strip::Lead,
+                    (Some(false), Role::Reasoning) => Strip::None,
+                    (Some(true), Role::Reasoning) => Strip::Trailing,
+                    _ if f.strip => Strip::Both,
+                    _ => Strip::None,
+                };
+                let region = text::Region {
+                    index,
+                    strip,
+                    join: &f.join,
+                    role: &f.role,
+                    muted,
+                };
+                self.text(region, text, out);
+            }
+        }
+    }
+
+    /// Text of a Python call list, up to where the list ends; returns the bytes taken.
+    pub(super) fn feed_list(&mut self, k: Knobs<'_>, text: &str, out: &mut Delta) -> usize {
+        let py = self.py.get_or_insert_with(Py::default);
+        let calls = &mut self.calls;
+        py.feed(text, &mut |e| list_event(calls, k, e, out))
+    }
+
+    pub(super) fn list_event(&mut self, k: Knobs<'_>, e: Event, out: &mut Delta) {
+        list_event(&mut self.calls, k, e, out);
+    }
+
+    /// Keeps a built call's text, up to [`MAX_BODY`] bytes.
+    pub(super) fn keep_body(&mut self, text: &str) {
+        let room = MAX_BODY.saturating_sub(self.body.len());
+        let take = floor_boundary(text, room.min(text.len()));
+        self.body.push_str(text.get(..take).unwrap_or_default());
+    }
+}
+
+/// A tag-form call's text as a JSON object: each tag's key and value (a later key takes the
+/// first one's place), typed by the tool's properties. By vLLM's rules every value is the tag's
+/// text as written before it is typed; by transformers', the template's value parser reads it.
+/// A tag pattern with a group `string` reads the value as a string where it is `true`, else as
+/// JSON (its text as written where it is not); one with a group `next` goes on from where that
+/// group begins.
+fn tags_to_json(
+    tag: &regex::Regex,
+    values: Values,
+    wrappers: &[String],
+    body: &str,
+    typing: Typing,
+    props: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> String {
+    let marked = tag.capture_names().flatten().any(|n| n == "string");
+    let mut pairs: Vec<(String, Val)> = Vec::new();
+    let mut at = 0;
+    while at <= body.len() {
+        let Some(caps) = tag.captures_at(body, at) else {
+            break;
+        };
+        let start = caps.get(0).map_or(at, |m| m.start());
+        let end = caps.get(0).map_or(at, |m| m.end());
+        let next = caps.name("next").map_or(end, |m| m.start());
+        // Each tag moves on (an empty one by a char), so the loop ends.
+        at = match body.get(start..).and_then(|r| r.chars().next()) {
+            _ if next > start => next,
+            Some(c) => start + c.len_utf8(),
+            None => body.len() + 1,
+        };
+        let Some(key) = caps.name("key") else {
+            continue;
+        };
+        let raw = caps.name("value").map_or("", |m| m.as_str());
+        let value = match (typing, values) {
+            _ if marked && caps.name("string").is_some_and(|m| m.as_str() == "true") => {
+                Val::Str(raw.to_owned())
+            }
+            (Typing::Loads, _) => typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned())),
+            _ if marked => typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned())),
+            (Typing::Vllm, _) | (_, Values::Raw) => Val::Str(raw.to_owned()),
+            (_, Values::Text) => Val::Str(py_strip(raw).to_owned()),
+            (_, Values::Json) => {
+                typed::loads(raw).unwrap_or_else(|| Val::Str(py_strip(raw).to_owned()))
+            }
+        };
+        typed::put(&mut pairs, key.as_str().to_owned(), value);
+    }
+    if let Some(props) = props {
+        if !wrappers.is_empty() {
+            pairs = typed::unwrap_args(pairs, wrappers, props);
+        }
+        typed::type_args(typing, &mut pairs, props);
+    }
+    typed::dump_args(&pairs)
+}
