@@ -11,6 +11,10 @@
 //!   can read the body's types as they are (both refuse serde_json's `RawValue`, which several
 //!   fields borrow), so their skip is a lower bound on what a typed read of theirs would cost.
 //!   simd-json parses in place: its time includes copying the body into a buffer it may change.
+//! - `sonic-rs typed`: sonic-rs into [`sonic::Body`], the derender body's types as sonic-rs can
+//!   read them (the same fields and value types, sonic-rs's `LazyValue` where the body borrows
+//!   serde_json's `RawValue`, and a raw value for the few unions the body's types read by hand).
+//!   These types are this measurement's only: the body's types live in `wire/input.rs`.
 //!
 //! The readers take turns, `ROUNDS` rounds each of `MILLIS` milliseconds per reader; the figure
 //! is the median of the rounds' nanoseconds per call. It prints one JSON object a body.
@@ -67,6 +71,10 @@ fn readers<'a>(
         ),
         ("hand", Box::new(move || __readers::by_hand(body))),
         ("serde_json", Box::new(move || __readers::by_serde(body))),
+        (
+            "sonic-rs typed",
+            Box::new(move || sonic_rs::from_slice::<sonic::Body<'_>>(body).is_ok()),
+        ),
         (
             "serde_json skip",
             Box::new(move || serde_json::from_slice::<IgnoredAny>(body).is_ok()),
@@ -136,4 +144,160 @@ fn median(xs: &mut [f64]) -> f64 {
 
 fn json_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into())
+}
+
+/// The derender body's types as sonic-rs reads them (see the module's notes). Their fields are
+/// read only to be timed.
+#[allow(dead_code)]
+mod sonic {
+    use std::borrow::Cow;
+
+    use serde::Deserialize;
+    use serde::de::IgnoredAny;
+    use sonic_rs::LazyValue;
+    use tokstream::ParseState;
+
+    #[derive(Deserialize)]
+    pub struct Body<'a> {
+        #[serde(default)]
+        pub stream: Option<bool>,
+        #[serde(default, borrow)]
+        pub model: Option<Cow<'a, str>>,
+        #[serde(default, borrow)]
+        pub generate_response: Option<Generate<'a>>,
+        #[serde(default, borrow)]
+        pub generate_responses: Option<Vec<Generate<'a>>>,
+        #[serde(default, borrow)]
+        pub generate_chunk: Option<Generate<'a>>,
+        #[serde(default)]
+        pub stream_state: Option<State>,
+        #[serde(default, borrow)]
+        pub prompt_tokens: Option<LazyValue<'a>>,
+        #[serde(default, borrow)]
+        pub prompt_token_ids: Option<LazyValue<'a>>,
+        #[serde(default, borrow)]
+        pub chat_request: Option<Request<'a>>,
+        #[serde(default, borrow)]
+        pub completion_request: Option<Request<'a>>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Generate<'a> {
+        #[serde(default, borrow)]
+        pub request_id: Option<Cow<'a, str>>,
+        #[serde(borrow)]
+        pub choices: Vec<Choice<'a>>,
+        #[serde(default, borrow)]
+        pub usage: Option<LazyValue<'a>>,
+        #[serde(default)]
+        pub prompt_token_ids: Option<Vec<u32>>,
+        #[serde(default, borrow)]
+        pub prompt_logprobs: Option<LazyValue<'a>>,
+        #[serde(default, borrow)]
+        pub kv_transfer_params: Option<LazyValue<'a>>,
+        #[serde(default, borrow)]
+        pub output_mode: Option<Cow<'a, str>>,
+        #[serde(default, borrow)]
+        pub metrics: Option<LazyValue<'a>>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Choice<'a> {
+        pub index: u32,
+        #[serde(default, borrow)]
+        pub logprobs: Option<Logprobs<'a>>,
+        #[serde(default, borrow)]
+        pub finish_reason: Option<Cow<'a, str>>,
+        #[serde(default, borrow)]
+        pub stop_reason: Option<LazyValue<'a>>,
+        #[serde(default)]
+        pub token_ids: Option<Vec<u32>>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Logprobs<'a> {
+        #[serde(default, borrow)]
+        pub content: Option<Vec<Entry<'a>>>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Entry<'a> {
+        #[serde(default)]
+        pub token_id: Option<u32>,
+        #[serde(default, borrow)]
+        pub token: Option<Cow<'a, str>>,
+        #[serde(default)]
+        pub logprob: Option<f64>,
+        #[serde(default)]
+        pub bytes: Option<Vec<u8>>,
+        #[serde(default, borrow)]
+        pub top_logprobs: Option<Vec<Token<'a>>>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Token<'a> {
+        #[serde(default)]
+        pub token_id: Option<u32>,
+        #[serde(default, borrow)]
+        pub token: Option<Cow<'a, str>>,
+        #[serde(default)]
+        pub logprob: Option<f64>,
+        #[serde(default)]
+        pub bytes: Option<Vec<u8>>,
+    }
+
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    pub struct State {
+        pub prev_tokens: Vec<String>,
+        pub prefix_offset: u64,
+        pub read_offset: u64,
+        pub role_sent: bool,
+        pub logprob_context_token_ids: Vec<u32>,
+        pub logprob_text_offset: u64,
+        pub output_token_ids: Vec<u32>,
+        pub output_chunk_lens: Vec<u64>,
+        pub tools_streamed: bool,
+        pub last_tool_call_ids: Vec<String>,
+        pub held_text: String,
+        pub generated_tokens: u64,
+        pub stopped: bool,
+        pub parser: Option<ParseState>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Request<'a> {
+        #[serde(default, borrow)]
+        pub stop: Option<LazyValue<'a>>,
+        #[serde(default)]
+        pub stop_token_ids: Option<Vec<u32>>,
+        #[serde(default)]
+        pub ignore_eos: Option<bool>,
+        #[serde(default)]
+        pub min_tokens: Option<u64>,
+        #[serde(default)]
+        pub include_stop_str_in_output: Option<bool>,
+        #[serde(default)]
+        pub skip_special_tokens: Option<bool>,
+        #[serde(default)]
+        pub return_token_ids: Option<bool>,
+        #[serde(default, borrow)]
+        pub logprobs: Option<LazyValue<'a>>,
+        #[serde(default)]
+        pub top_logprobs: Option<i64>,
+        #[serde(default)]
+        pub logprob_token_ids: Option<Vec<IgnoredAny>>,
+        #[serde(default)]
+        pub tools: Option<Vec<IgnoredAny>>,
+        #[serde(default, borrow)]
+        pub tool_choice: Option<LazyValue<'a>>,
+        #[serde(default)]
+        pub parallel_tool_calls: Option<bool>,
+        #[serde(default)]
+        pub include_reasoning: Option<bool>,
+        #[serde(default, borrow)]
+        pub chat_template_kwargs: Option<LazyValue<'a>>,
+        #[serde(default, borrow)]
+        pub reasoning_effort: Option<LazyValue<'a>>,
+    }
 }
