@@ -24,7 +24,9 @@ only the renderer (which derender asks for its tokenizer and EOS id) and the mod
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -52,6 +54,27 @@ MAX_MODEL_LEN = 2048
 MAX_LOGPROBS = 20
 
 
+#: Fixtures whose ``tokenizer_config.json`` names a class transformers 5 rebuilds with another
+#: decoder: deepseek-r1's ``LlamaTokenizerFast`` becomes a Metaspace decoder over a byte-level
+#: vocabulary, and its text comes out garbled (``LetĠme``), so no marker of it ever matches.
+#: These are loaded as ``PreTrainedTokenizerFast``, which keeps the file's own decoder.
+AS_FAST = frozenset({"deepseek-r1"})
+
+
+def tokenizer_dir(fixture: str) -> Path:
+    """The folder vLLM loads the fixture's tokenizer from (a copy for ``AS_FAST``)."""
+    source = fixtures.model_dir(fixture)
+    if fixture not in AS_FAST:
+        return Path(source)
+    out = Path(tempfile.gettempdir()) / f"tokstream-oracle-{fixture}"
+    out.mkdir(exist_ok=True)
+    shutil.copyfile(Path(source) / "tokenizer.json", out / "tokenizer.json")
+    config = json.loads((Path(source) / "tokenizer_config.json").read_text())
+    config["tokenizer_class"] = "PreTrainedTokenizerFast"
+    (out / "tokenizer_config.json").write_text(json.dumps(config))
+    return out
+
+
 #: The case keys that choose the server a case is sent to.
 SERVER_KEYS = ("fixture", "generation_eos", "reasoning_parser", "tool_parser", "model_type")
 
@@ -77,7 +100,7 @@ def app(
 ) -> FastAPI:
     """vLLM's derender app on a tokenizer fixture: its router, exception handlers and serving
     objects, with stand-ins for the renderer and model config only."""
-    tokenizer = get_tokenizer(str(fixtures.model_dir(fixture)))
+    tokenizer = get_tokenizer(str(tokenizer_dir(fixture)))
     renderer = MagicMock()
     renderer.get_tokenizer.return_value = tokenizer
     renderer.tokenizer = tokenizer
