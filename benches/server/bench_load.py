@@ -86,3 +86,42 @@ def test_loopback_floor_quick(tmp_path: Path) -> None:
     for r in runs:
         assert r["per_s"] > 0 and r["user_us"] + r["sys_us"] > 0, r
     assert "| tokstream | 8 |" in done.stdout, done.stdout
+
+
+def test_front_cpu_quick(tmp_path: Path) -> None:
+    """``front_cpu.py --quick``: the front and the two floors loaded with one real derender chunk
+    by the native client, every answer a 200 (it exits non-zero otherwise), each server's CPU
+    per answer reported. Its ratios are not checked: a quick run's timings mean nothing."""
+    out = tmp_path / "front_cpu.json"
+    done = subprocess.run(
+        [sys.executable, str(HERE / "front_cpu.py"), "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    runs = json.loads(out.read_text())["runs"]
+    assert {r["server"] for r in runs} >= {"new front", "hyper floor", "mio floor"}
+    for r in runs:
+        assert r["per_s"] > 0 and r["cpu_us"] > 0, r
+
+
+def test_stress_phases_answer_their_probes(tmp_path: Path) -> None:
+    """``stress.py`` with phases of 3 s: under every abuse case ``/health`` and ``/metrics``
+    answer every probe without an error and the server stays up. The p99 target is the bench's
+    to report (BENCHMARKS.md); a timing is not checked here, so the exit status is not either."""
+    out = tmp_path / "stress.json"
+    done = subprocess.run(
+        [sys.executable, str(HERE / "stress.py"), "--seconds", "3", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert out.exists(), done.stdout[-4000:] + done.stderr[-4000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == 8, [r["phase"] for r in rows]
+    for r in rows:
+        assert r["health_probes"] > 0 and r["metrics_probes"] > 0, r
+        assert r["health_errors"] == 0 and r["metrics_errors"] == 0, r
