@@ -42,6 +42,7 @@ from helpers.stream_util import import_tokstream, load_detokenizer
 DS_PROMPT = "<｜begin▁of▁sentence｜><｜User｜>Weather?<｜Assistant｜>"
 LLAMA_PROMPT = "<|start_header_id|>assistant<|end_header_id|>\n\n"
 MISTRAL_PROMPT = "[INST]Weather?[/INST]"
+QWEN_PROMPT = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
 CALL_V31 = (
     "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>"
     '{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
@@ -199,6 +200,31 @@ CASES = [
         DS_PROMPT + "</think>",
         "<think>x</think>Let me check." + CALL_V31,
         Message("<think>x</think>Let me check.", "", PARIS),
+    ),
+    # A `<parameter=` before the open one's `</parameter>` ends it, as vLLM 0.33.0's
+    # `qwen3_coder` and `step3p5` read it (whole and streamed); one left open before
+    # `</function>` or the call's end is dropped, as their whole answers drop it (their streams
+    # send it half-open, `{"city": "Paris`).
+    *(
+        Case(
+            f"{name}-{label}",
+            "qwen3",
+            name,
+            name,
+            QWEN_PROMPT,
+            f"<think>r</think>\n<tool_call>\n<function=get_weather>\n{params}</tool_call>",
+            Message("", "r", (("get_weather", arguments),)),
+        )
+        for name in ("qwen3_coder", "step3p5")
+        for label, params, arguments in (
+            (
+                "unclosed-before-the-next",
+                "<parameter=city>\nParis\n<parameter=unit>\nc\n</parameter>\n</function>\n",
+                '{"city": "Paris", "unit": "c"}',
+            ),
+            ("unclosed-before-function", "<parameter=city>\nParis\n</function>\n", "{}"),
+            ("unclosed-at-the-end", "<parameter=city>\nParis\n", "{}"),
+        )
     ),
 ]
 

@@ -23,7 +23,7 @@ pub(super) const QWEN3_CODER: &str = r##"{
       "close_pattern": "</tool_call>\\s*", "repeats": true,
       "content": "xml-inline",
       "content_args": {
-        "tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>",
+        "tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?(?:</parameter>|(?P<next><parameter=))",
         "value_parser": {"name": "json", "args": {"allow_non_json": true}}
       },
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
