@@ -114,6 +114,21 @@ CASES = [
         Message("Sunny.", "Plan.", ()),
         tool=None,
     ),
+    # A parameter left open ends where the next begins, as vLLM 0.33.0 reads it (whole and
+    # streamed); one left open before `</function>` is dropped, as its whole answer drops it
+    # (its streams send it open, not JSON).
+    _m(
+        "unclosed-before-the-next",
+        "<think>r</think><tool_call><function=get_weather><parameter=city>Paris"
+        "<parameter=unit>c</parameter></function></tool_call>",
+        Message("", "r", (("get_weather", '{"city": "Paris", "unit": "c"}'),)),
+    ),
+    _m(
+        "unclosed-before-function",
+        "<think>r</think><tool_call><function=get_weather><parameter=city>Paris"
+        "</function></tool_call>",
+        Message("", "r", (("get_weather", "{}"),)),
+    ),
 ]
 
 

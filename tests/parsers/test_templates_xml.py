@@ -263,6 +263,22 @@ MINIMAX = [
         Message("Sunny.", "Plan.", ()),
         head="]~b]user\nHi[e~[\n]~b]ai\n<think>\nOld.\n</think>\n\nHello.[e~[\n" + MINIMAX_HEAD,
     ),
+    # A parameter left open ends where the next begins, its value as written, as vLLM 0.33.0
+    # reads it (whole and streamed); one left open before `</invoke>` is dropped, as its whole
+    # answer drops it (its streams send it open, not JSON).
+    _m(
+        "unclosed-before-the-next",
+        'Plan.</think><minimax:tool_call>\n<invoke name="get_weather">\n'
+        '<parameter name="city">Paris\n<parameter name="unit">c</parameter>\n</invoke>\n'
+        "</minimax:tool_call>",
+        Message("", "Plan.", (("get_weather", '{"city": "Paris\\n", "unit": "c"}'),)),
+    ),
+    _m(
+        "unclosed-before-invoke",
+        'Plan.</think><minimax:tool_call>\n<invoke name="get_weather">\n'
+        '<parameter name="city">Paris\n</invoke>\n</minimax:tool_call>',
+        Message("", "Plan.", (("get_weather", "{}"),)),
+    ),
 ]
 
 # --- Seed-OSS --------------------------------------------------------------------------------
@@ -433,6 +449,22 @@ SEED = [
         Message("Sunny.", "Plan.", ()),
         head="<seed:bos>user\nHi<seed:eos><seed:bos>assistant\n<seed:think>Old.</seed:think>"
         "Hello.<seed:eos>" + SEED_HEAD,
+    ),
+    # A parameter left open ends where the next begins, as vLLM 0.33.0 reads it (whole and
+    # streamed); one left open before `</function>` is dropped, as its whole answer drops it
+    # (its streams send it open, not JSON).
+    _s(
+        "unclosed-before-the-next",
+        "<seed:think>Plan.</seed:think><seed:tool_call>\n<function=get_weather>\n"
+        "<parameter=city>\nParis\n<parameter=unit>\nc\n</parameter>\n</function>\n"
+        "</seed:tool_call>",
+        Message("", "Plan.", (("get_weather", '{"city": "Paris", "unit": "c"}'),)),
+    ),
+    _s(
+        "unclosed-before-function",
+        "<seed:think>Plan.</seed:think><seed:tool_call>\n<function=get_weather>\n"
+        "<parameter=city>\nParis\n</function>\n</seed:tool_call>",
+        Message("", "Plan.", (("get_weather", "{}"),)),
     ),
 ]
 

@@ -467,7 +467,7 @@ pub(super) const MINIMAX_M2: &str = r##"{
       "close_pattern": "\\s*</invoke>\\s*(?:</minimax:tool_call>\\s*)?",
       "repeats": true, "content": "xml-inline",
       "content_args": {
-        "tag_pattern": "<\\s*parameter\\s+name\\s*=\\s*[\"']?(?P<key>[^\"'>]+?)[\"']?\\s*>(?P<value>.*?)<\\s*/\\s*parameter\\s*>"
+        "tag_pattern": "<\\s*parameter\\s+name\\s*=\\s*[\"']?(?P<key>[^\"'>]+?)[\"']?\\s*>(?P<value>.*?)(?:<\\s*/\\s*parameter\\s*>|(?P<next><\\s*parameter\\s+name))"
       },
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
     },
@@ -487,7 +487,7 @@ pub(super) const SEED_OSS: &str = r##"{
       "repeats": true,
       "content": "xml-inline",
       "content_args": {
-        "tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?</parameter>",
+        "tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?(?:</parameter>|(?P<next><parameter=))",
         "value_parser": {"name": "json", "args": {"allow_non_json": true}}
       },
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
@@ -507,7 +507,7 @@ pub(super) const MIMO: &str = r##"{
       "close_pattern": "</tool_call>\\s*", "repeats": true,
       "content": "xml-inline",
       "content_args": {
-        "tag_pattern": "<\\s*parameter\\s*=\\s*(?P<key>[^>]*)>(?P<value>.*?)<\\s*/\\s*parameter\\s*>"
+        "tag_pattern": "<\\s*parameter\\s*=\\s*(?P<key>[^>]*)>(?P<value>.*?)(?:<\\s*/\\s*parameter\\s*>|(?P<next><\\s*parameter\\s*=))"
       },
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
     },
