@@ -45,16 +45,11 @@ answer.
 
 from __future__ import annotations
 
-import functools
-import random
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from helpers.parsers_oracle import SERVED, Message, chat_request
-from helpers.parsers_util import derenderer_class, expected_finish, stream, whole
-from helpers.real_tokenizers import load_tokenizer
-from helpers.stream_util import load_detokenizer
+from helpers.family_cases import Case, check
+from helpers.parsers_oracle import Message
 
 PARIS = ("get_weather", '{"city": "Paris"}')
 CAFE = ("search", '{"query": "caf\\u00e9 \\"x\\" ü"}')
@@ -71,20 +66,6 @@ GRANITE_HEAD = (
     "<|start_of_role|>assistant<|end_of_role|>"
 )
 HUNYUAN_HEAD = "<|startoftext|>Weather?<|extra_0|>"
-
-
-@dataclass(frozen=True)
-class Case:
-    label: str
-    fixture: str
-    reasoning: str | None
-    tool: str | None
-    prompt: str
-    text: str
-    expected: Message
-    finish: str = "stop"
-    kwargs: dict[str, Any] | None = None
-    tools: list[dict[str, Any]] | None = None
 
 
 def _ernie(label: str, text: str, expected: Message, head: str = "", **kw: Any) -> Case:
@@ -879,45 +860,7 @@ CASES = [
 ]
 
 
-@functools.cache
-def _derenderer(fixture: str, reasoning: str | None, tool: str | None, mode: str) -> Any:
-    return derenderer_class()(
-        load_detokenizer(fixture),
-        served_model_name=SERVED,
-        reasoning_parser=reasoning,
-        tool_parser=tool,
-        parser_state=mode,
-    )
-
-
-def _chunks(ids: list[int], shape: str) -> list[list[int]]:
-    if shape == "random":
-        rng, out, i = random.Random(len(ids)), [], 0
-        while i < len(ids):
-            width = rng.randint(1, 7)
-            out.append(ids[i : i + width])
-            i += width
-        return out
-    size = int(shape)
-    return [ids[i : i + size] for i in range(0, len(ids), size)]
-
-
-def _encode(fixture: str, text: str) -> list[int]:
-    return list(load_tokenizer(fixture).encode(text, add_special_tokens=False).ids)
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.label)
 @pytest.mark.parametrize("mode", ["resumable", "replay"])
 def test_whole_and_streamed(case: Case, mode: str) -> None:
-    r = _derenderer(case.fixture, case.reasoning, case.tool, mode)
-    extra = {} if case.kwargs is None else {"chat_template_kwargs": case.kwargs}
-    request = chat_request(**extra)
-    if case.tools is not None:
-        request["tools"] = case.tools
-    prompt, gen = _encode(case.fixture, case.prompt), _encode(case.fixture, case.text)
-    got = whole(r, prompt, gen, request, case.finish)
-    assert got.message == case.expected
-    assert got.finish_reason == expected_finish(case.expected, case.finish)
-    for shape in ("1", "3", "random"):
-        streamed = stream(r, prompt, _chunks(gen, shape), request, case.finish, mode=mode)
-        assert streamed.result() == got, shape
+    check(case, mode)
