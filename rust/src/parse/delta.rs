@@ -23,6 +23,10 @@ pub struct ToolRules {
     /// `chat_template_kwargs.reasoning_effort` `"none"` (a request's `reasoning_effort` stands
     /// for `enable_thinking`, as in [`ToolRules::thinking_unless_off`]).
     pub thinking_unless_given_off: bool,
+    /// Thinking is on as vLLM's `kimi_k3` parser reads it: `chat_template_kwargs.thinking` by
+    /// Python truth where it is given and not null, else `enable_thinking` as in
+    /// [`ToolRules::thinking`].
+    pub thinking_first: bool,
 }
 
 /// A tool call's part of one delta.

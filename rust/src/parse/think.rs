@@ -235,6 +235,7 @@ mod tests {
         thinking_asked: false,
         thinking_unless_off: true,
         thinking_unless_given_off: true,
+        thinking_first: true,
     };
 
     /// Content, reasoning and `(name, arguments)` per call, from `pieces` fed in order.

@@ -115,6 +115,7 @@ impl Ask {
                 thinking_asked: thinking_asked(req),
                 thinking_unless_off: thinking_unless_off(req),
                 thinking_unless_given_off: thinking_unless_given_off(req),
+                thinking_first: thinking_first(req),
             },
             include_reasoning: req.include_reasoning.unwrap_or(true),
             named,
@@ -187,6 +188,15 @@ fn thinking(req: &Request<'_>) -> bool {
     match switches(req).enable_thinking {
         Some(v) => truthy(&v),
         None => effort_on(req).unwrap_or(true),
+    }
+}
+
+/// Whether thinking is on, as vLLM's `kimi_k3` parser reads it: `chat_template_kwargs`'
+/// `thinking` by Python truth where it is given and not null, else as [`thinking`] reads it.
+fn thinking_first(req: &Request<'_>) -> bool {
+    match switches(req).thinking.filter(|v| !v.is_null()) {
+        Some(v) => truthy(&v),
+        None => thinking(req),
     }
 }
 

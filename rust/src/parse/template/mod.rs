@@ -39,7 +39,11 @@
 //!   group `string` makes a tag's value a string where it is `true`, else JSON (its text where
 //!   it is not JSON); a group `next` is where the next tag begins (a tag without its close
 //!   ends there); `content_args.wrappers` lists keys (`arguments`, `input`) that, alone and
-//!   not declared by the tool, unwrap an object of keys it declares.
+//!   not declared by the tool, unwrap an object of keys it declares. For Kimi K3's XTML: a
+//!   group `type` makes a value a string where it is `string` or did not match, else JSON (its
+//!   text where it is not); `content_args.closed_only` sends a call, name and arguments, only
+//!   once it closes (a call the output cuts is dropped, a call without a name too); and
+//!   `content_args.entities` reads `&quot;` and `&amp;` in names and keys as `"` and `&`.
 //! - JSON calls end where their JSON does (vLLM's JSON parsers read it with `raw_decode`):
 //!   raw arguments where their value ends (and the call where the containers its open
 //!   delimiter left open close, as Llama's `{"name": ..., "parameters": ` does), a calls field
@@ -70,7 +74,8 @@
 //!   `deepseek_v41` the output starts in reasoning unless the request switches thinking off
 //!   (as `glm45`, a null switch and a `reasoning_effort` of `"none"` in
 //!   `chat_template_kwargs` off too), reasoning is also where its open delimiter opens it,
-//!   each time, and a call block's marker ends it.
+//!   each time, and a call block's marker ends it. Under `kimi_k3` it starts in reasoning
+//!   unless `thinking` is given (not null) and false, or, without it, `enable_thinking` is off.
 //!
 //! The whole state is [`TemplateState`] (in `stream_state["parser"]["x"]`): the open region,
 //! the held text (bounded by [`exec::MAX_HELD`]) and the open call's scanner; each token's
@@ -159,6 +164,9 @@ enum Start {
     /// thinking off ([`super::ToolRules::thinking_unless_given_off`]); either way reasoning is
     /// also where the output's open delimiter opens it (each time), and a call block ends it.
     DeepSeekV4,
+    /// `kimi_k3`: on unless the request switches thinking off
+    /// ([`super::ToolRules::thinking_first`]).
+    KimiK3,
 }
 
 impl Start {
@@ -182,6 +190,7 @@ impl Start {
             Some("holo2") => Start::AskedUnlessOff,
             Some("gemma4") => Start::Opened,
             Some("deepseek_v4" | "deepseek_v41") => Start::DeepSeekV4,
+            Some("kimi_k3") => Start::KimiK3,
             _ => Start::AsWritten,
         }
     }
@@ -207,6 +216,7 @@ impl Start {
             Start::Qwen3 => rules.thinking,
             Start::UnlessOff | Start::AskedUnlessOff => rules.thinking_unless_off,
             Start::Asked => rules.thinking_asked,
+            Start::KimiK3 => rules.thinking_first,
         }
     }
 }

@@ -58,7 +58,7 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 11] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 16] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 15] = [
     (
         None,
         "cohere_command3",
@@ -73,7 +73,6 @@ pub const REFUSED: [(Option<Kind>, &str, &str); 16] = [
     (None, "poolside_v1", "Poolside's"),
     (None, "hy_v3", "Hunyuan 3's (<tool_calls>, <arg_key>)"),
     (None, "hy_v4", "Hunyuan 4's (<tool_calls>, <arg_key>)"),
-    (None, "kimi_k3", "Kimi K3's (<|open|>, <|sep|>)"),
     (None, "k2_horizon", "K2 Horizon's (<ifm|tool_call>)"),
     (None, "plamo3", "PLaMo 3's"),
     (None, "muse", "Muse's (ATEM, <atem:function_calls>)"),

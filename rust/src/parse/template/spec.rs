@@ -48,6 +48,12 @@ pub(crate) enum Calls {
         /// tool does not declare, holding an object (or its JSON text) of keys the tool
         /// declares, are that object (vLLM's DSML parsers unwrap them).
         wrappers: Vec<String>,
+        /// `content_args.closed_only` (our addition, for Kimi K3): a call is sent, name and
+        /// arguments, only once its close delimiter matches; one the output cuts is dropped.
+        closed_only: bool,
+        /// `content_args.entities` (our addition, for Kimi K3): `&quot;` and `&amp;` in the
+        /// name and the keys read as `"` and `&`.
+        entities: bool,
     },
     /// A Python list of calls (`[f(x=1), g(y='a')]`, [`super::pythonic`]) after the open
     /// delimiter, which captures the first call's name (the group `name`, or the one the
@@ -287,11 +293,14 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
                     }
                 },
             };
+            let flag = |key: &str| raw.content_args.get(key) == Some(&Value::Bool(true));
             Ok(Calls::Tags {
                 name,
                 tag: Box::new(tag),
                 values,
                 wrappers,
+                closed_only: flag("closed_only"),
+                entities: flag("entities"),
             })
         }
         "pythonic" => {

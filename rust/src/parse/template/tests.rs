@@ -27,6 +27,7 @@ fn knobs() -> Knobs<'static> {
             thinking_asked: true,
             thinking_unless_off: true,
             thinking_unless_given_off: true,
+            thinking_first: true,
         },
     }
 }
@@ -568,4 +569,45 @@ fn tool_text_is_watched_only_where_calls_are_parsed() {
     let out = "A <｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n</｜DSML｜invoke>\nB";
     let m = run(&t, k, "<｜Assistant｜>", &[out]);
     assert_eq!((m.0.as_str(), m.2.len()), (out, 0));
+}
+
+#[test]
+fn kimi_k3_channels_typed_arguments_and_whole_calls() {
+    let (o, c, s) = ("<|open|>", "<|close|>", "<|sep|>");
+    let arg =
+        |key: &str, ty: &str, v: &str| format!("{o}argument key=\"{key}\"{ty}{s}{v}{c}argument{s}");
+    let out = format!(
+        "{o}think{s}Plan.{c}think{s}{o}response{s}Hi.{c}response{s}{o}tools{s}\
+         {o}call tool=\"{}\" index=\"1\"{s}{}{}{}{}{c}call{s}\
+         {o}call tool=\"\"{s}{c}call{s}\
+         {o}call tool=\"g\" index=\"3\"{s}{c}call{s}{c}tools{s}{c}message{s}",
+        "f&amp;x",
+        arg("s", " type=\"string\"", "42"),
+        arg("n", " type=\"number\"", "42"),
+        arg("k&quot;", "", "a&amp;b"),
+        arg("bad", " type=\"object\"", "{a"),
+    );
+    let (content, reasoning, calls) = every_split("kimi_k3", "", &out);
+    assert_eq!((content.as_str(), reasoning.as_str()), ("Hi.", "Plan."));
+    // A call without a name is dropped, and the next one takes its place.
+    assert_eq!(
+        calls,
+        [
+            call(
+                "f&x",
+                r#"{"s": "42", "n": 42, "k\"": "a&amp;b", "bad": "{a"}"#
+            ),
+            call("g", "{}")
+        ]
+    );
+    // A call the output cuts is dropped: nothing of it was sent.
+    let cut = format!("{o}tools{s}{o}call tool=\"f\"{s}{}", arg("s", "", "4"));
+    let (content, _, calls) = every_split("kimi_k3", "", &cut[..cut.len() - 12]);
+    assert_eq!((content.as_str(), calls.len()), ("", 0));
+    // Calls not parsed: the tools channel is dropped; reasoning not parsed: the think channel.
+    let (_, t) = TemplateParser::builtin("kimi_k3").unwrap();
+    let mut k = knobs();
+    (k.tools, k.reasoning) = (false, false);
+    let m = run(&t, k, "", &[&out]);
+    assert_eq!((m.0.as_str(), m.1.as_str(), m.2.len()), ("Hi.", "", 0));
 }

@@ -628,3 +628,40 @@ pub(super) const DEEPSEEK_V41: &str = r##"{
     "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}
   }
 }"##;
+
+/// Kimi K3's XTML channels, each `<|open|>NAME<|sep|>...<|close|>NAME<|sep|>`: `think` is
+/// reasoning (a `response` channel's open ends it too); `response` is content, its markers (and `<|close|>message<|sep|>`) dropped; a
+/// `tools` channel holds `call tool="NAME"` elements whose `argument key="KEY" type="TYPE"`
+/// children are a string where the type is `string` (or not given), else JSON (their text where
+/// it is not JSON), `&quot;` and `&amp;` in names and keys read as `"` and `&`; a call is sent
+/// once it closes (one the output cuts is dropped). A think channel where reasoning is not
+/// parsed, and a tools channel where calls are not, are dropped; so is the text of the tools
+/// channel around its calls. The
+/// prompt is read from its last message element's open (`<|open|>message ...<|sep|>`).
+pub(super) const KIMI_K3: &str = r##"{
+  "start_anchor_pattern": "<\\|open\\|>message[^<]*<\\|sep\\|>",
+  "fields": {
+    "reasoning_content": {
+      "open": "<|open|>think<|sep|>",
+      "close_pattern": "<\\|close\\|>think<\\|sep\\|>|<\\|open\\|>response<\\|sep\\|>"
+    },
+    "response": {
+      "open": ["<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"],
+      "close_pattern": "(?=)"
+    },
+    "think": {"open": "<|open|>think<|sep|>", "close_pattern": "<\\|close\\|>think<\\|sep\\|>"},
+    "tool_calls": {
+      "open_pattern": "<\\|open\\|>call tool=\"(?P<name>[^\"]*)\"[^<]*<\\|sep\\|>",
+      "close_pattern": "<\\|close\\|>call<\\|sep\\|>",
+      "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<\\|open\\|>argument key=\"(?P<key>[^\"]*)\"(?: type=\"(?P<type>[^\"]*)\")?[^<]*<\\|sep\\|>(?P<value>.*?)<\\|close\\|>argument<\\|sep\\|>",
+        "closed_only": true, "entities": true
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "tool_text": {"open": "<|open|>tools<|sep|>", "close_pattern": "(?=<\\|open\\|>call )"},
+    "tools_channel": {"open": "<|open|>tools<|sep|>", "close_pattern": "<\\|close\\|>tools<\\|sep\\|>"},
+    "content": {}
+  }
+}"##;

@@ -159,20 +159,34 @@ impl TemplateState {
                         }
                     }
                     Calls::Tags {
+                        closed_only: true, ..
+                    } if self.name.is_empty() => {}
+                    Calls::Tags {
                         tag,
                         values,
                         wrappers,
+                        closed_only,
+                        entities,
                         ..
                     } => {
                         let props = self.schema(k);
                         let arguments = tags_to_json(
                             tag,
-                            *values,
+                            Reading {
+                                values: *values,
+                                typing: k.typing,
+                                entities: *entities,
+                            },
                             wrappers,
                             &self.body,
-                            k.typing,
                             props.as_ref(),
                         );
+                        if *closed_only {
+                            self.calls = self.calls.saturating_add(1);
+                            if k.rules.parallel || self.calls == 1 {
+                                out.start_call(self.calls - 1, self.name.clone());
+                            }
+                        }
                         if k.rules.parallel || self.calls == 1 {
                             out.push_arguments(self.calls.saturating_sub(1), &arguments);
                         }
@@ -224,6 +238,25 @@ impl TemplateState {
             }
         }
         self.reset();
+    }
+
+    /// Drops the open call where the output cut it and its calls are sent only once closed.
+    pub(super) fn cut(&mut self, t: &Template) {
+        if self
+            .field_index(t)
+            .and_then(|i| t.fields.get(i))
+            .is_some_and(|f| {
+                matches!(
+                    f.role,
+                    Role::Tools(Calls::Tags {
+                        closed_only: true,
+                        ..
+                    })
+                )
+            })
+        {
+            self.name.clear();
+        }
     }
 
     /// The properties the request's schema gives the open call's tool.
@@ -319,17 +352,31 @@ impl TemplateState {
 /// first one's place), typed by the tool's properties. By vLLM's rules every value is the tag's
 /// text as written before it is typed; by transformers', the template's value parser reads it.
 /// A tag pattern with a group `string` reads the value as a string where it is `true`, else as
-/// JSON (its text as written where it is not); one with a group `next` goes on from where that
-/// group begins.
+/// JSON (its text as written where it is not); one with a group `type` reads it as a string
+/// where that group is `string` or did not match, else likewise as JSON; one with a group
+/// `next` goes on from where that group begins.
+/// How a tag-form call's values and keys are read.
+#[derive(Clone, Copy)]
+struct Reading {
+    values: Values,
+    typing: Typing,
+    /// Keys have `&quot;` and `&amp;` read as `"` and `&`.
+    entities: bool,
+}
+
 fn tags_to_json(
     tag: &regex::Regex,
-    values: Values,
+    Reading {
+        values,
+        typing,
+        entities,
+    }: Reading,
     wrappers: &[String],
     body: &str,
-    typing: Typing,
     props: Option<&serde_json::Map<String, serde_json::Value>>,
 ) -> String {
     let marked = tag.capture_names().flatten().any(|n| n == "string");
+    let typed_by = tag.capture_names().flatten().any(|n| n == "type");
     let mut pairs: Vec<(String, Val)> = Vec::new();
     let mut at = 0;
     while at <= body.len() {
@@ -353,15 +400,24 @@ fn tags_to_json(
             _ if marked && caps.name("string").is_some_and(|m| m.as_str() == "true") => {
                 Val::Str(raw.to_owned())
             }
+            _ if typed_by && caps.name("type").is_none_or(|m| m.as_str() == "string") => {
+                Val::Str(raw.to_owned())
+            }
             (Typing::Loads, _) => typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned())),
-            _ if marked => typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned())),
+            _ if marked || typed_by => {
+                typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned()))
+            }
             (Typing::Vllm, _) | (_, Values::Raw) => Val::Str(raw.to_owned()),
             (_, Values::Text) => Val::Str(py_strip(raw).to_owned()),
             (_, Values::Json) => {
                 typed::loads(raw).unwrap_or_else(|| Val::Str(py_strip(raw).to_owned()))
             }
         };
-        typed::put(&mut pairs, key.as_str().to_owned(), value);
+        let key = match entities {
+            true => typed::unescape_entities(key.as_str()),
+            false => key.as_str().to_owned(),
+        };
+        typed::put(&mut pairs, key, value);
     }
     if let Some(props) = props {
         if !wrappers.is_empty() {

@@ -330,6 +330,7 @@ impl TemplateState {
                     continue;
                 }
                 self.held_content_space(t, k, true, out);
+                self.cut(t);
                 self.close(t, k, out);
                 break;
             }
@@ -515,6 +516,22 @@ impl TemplateState {
                 self.py = Some(Py::new(*lines));
                 let name = caps.iter().find(|(g, _)| g == name).map(|(_, v)| v.clone());
                 self.list_event(k, Event::Name(name.unwrap_or_default()), out);
+            }
+            Calls::Tags {
+                name,
+                closed_only: true,
+                entities,
+                ..
+            } => {
+                // Counted and sent when the call closes (`close`).
+                let name = caps
+                    .iter()
+                    .find(|(g, _)| g == name)
+                    .map(|(_, v)| v.as_str());
+                self.name = match (name, entities) {
+                    (Some(n), true) => typed::unescape_entities(n),
+                    (n, _) => n.unwrap_or_default().to_owned(),
+                };
             }
             Calls::Raw { name } | Calls::Lax { name, .. } | Calls::Tags { name, .. } => {
                 if matches!(calls, Calls::Raw { .. }) {

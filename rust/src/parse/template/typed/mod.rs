@@ -429,6 +429,12 @@ pub(crate) fn properties(request: &str, name: &str) -> Option<serde_json::Map<St
 }
 
 /// Types the arguments in place, by `typing`'s rules; returns whether any value changed.
+/// `text` with the entities an XML-style attribute escapes read back: `&quot;` as `"`, then
+/// `&amp;` as `&` (the reverse of escaping `&` first).
+pub(crate) fn unescape_entities(text: &str) -> String {
+    text.replace("&quot;", "\"").replace("&amp;", "&")
+}
+
 pub(crate) fn type_args(
     typing: Typing,
     args: &mut [(String, Val)],

@@ -1,0 +1,385 @@
+"""Kimi K3's built-in template under vLLM's parser name ``kimi_k3`` (reasoning and tools).
+
+K3 writes its output as XTML channels, each ``<|open|>NAME<|sep|>...<|close|>NAME<|sep|>``
+(``<|open|>``, ``<|close|>`` and ``<|sep|>`` are special tokens of K3's vocabulary):
+
+- ``think`` is reasoning, on unless ``chat_template_kwargs.thinking`` is given (not null) and
+  false, or, without it, ``enable_thinking`` is false (or null); where it is on the output
+  starts in it (the prompt may have opened it), and a ``response`` channel's open ends it too;
+- ``response`` is content, as written; its markers and ``<|close|>message<|sep|>`` are dropped;
+- a ``tools`` channel holds ``<|open|>call tool="NAME" index="N"<|sep|>`` elements whose
+  ``<|open|>argument key="KEY" type="TYPE"<|sep|>VALUE<|close|>argument<|sep|>`` children are
+  a string as written where the type is ``string`` (or not given), else JSON (the text where it
+  is not JSON), never typed by the tool's schema; ``&quot;`` and ``&amp;`` in names and keys
+  read as ``"`` and ``&``. A call is sent once it closes: one the output cuts is dropped. The
+  text of the channel around its calls is dropped, and so is a think channel where reasoning is
+  not parsed and a tools channel where calls are not (``tool_choice: "none"``).
+
+Each case's expected message is vLLM 0.33.0's whole answer for the same text, names, prompt and
+tokenizer fixture (``vllm/parser/kimi_k3.py`` with ``vllm/reasoning/kimi_k3_reasoning_parser.py``
+and ``vllm/tool_parsers/kimi_k3_tool_parser.py``, run on CPU from the 0.33.0 wheel;
+``acceptance/vllm/parsers_oracle.py``), except where a comment says how vLLM's differs and why the
+answer here is kept. vLLM's own streams of this family differ from its whole answers in most of
+these cases: at 1 and 3 ids a chunk they send the channel markers as content and no calls. Here
+the markers are text (several ids each) of Qwen3's vocabulary; ``test_markers_as_special_tokens``
+gives them their own ids. Every case runs whole and streamed at 1, 3 and random ids a chunk, in
+both ``parser_state`` modes.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+from helpers.family_cases import Case, check, chunks
+from helpers.parsers_oracle import SERVED, Message, chat_request
+from helpers.parsers_util import derenderer_class, stream, whole
+from helpers.real_tokenizers import load_tokenizer
+from helpers.stream_util import import_tokstream, load_detokenizer
+from tokenizers import AddedToken, Tokenizer
+
+OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
+HEAD = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
+END = f"{CLOSE}message{SEP}"
+TIME = ("get_time", "{}")
+PARIS = ("get_weather", '{"city": "Paris"}')
+OFF = {"thinking": False}
+
+
+def think(text: str) -> str:
+    return f"{OPEN}think{SEP}{text}{CLOSE}think{SEP}"
+
+
+def response(text: str) -> str:
+    return f"{OPEN}response{SEP}{text}{CLOSE}response{SEP}"
+
+
+def arg(key: str, value: str, kind: str | None = "string") -> str:
+    typed = "" if kind is None else f' type="{kind}"'
+    return f'{OPEN}argument key="{key}"{typed}{SEP}{value}{CLOSE}argument{SEP}'
+
+
+def call(name: str, *args: str, index: int | None = 1) -> str:
+    at = "" if index is None else f' index="{index}"'
+    return f'{OPEN}call tool="{name}"{at}{SEP}' + "".join(args) + f"{CLOSE}call{SEP}"
+
+
+def tools(*calls: str) -> str:
+    return f"{OPEN}tools{SEP}" + "".join(calls) + f"{CLOSE}tools{SEP}"
+
+
+WEATHER = call("get_weather", arg("city", "Paris"))
+
+
+def _k(label: str, text: str, expected: Message, **kw: Any) -> Case:
+    reasoning = kw.pop("reasoning", "kimi_k3")
+    tool = kw.pop("tool", "kimi_k3")
+    return Case(f"kimi_k3-{label}", "qwen3", reasoning, tool, HEAD, text, expected, **kw)
+
+
+CASES = [
+    _k(
+        "plain",
+        think("Plan it.") + response("It is sunny.") + END,
+        Message("It is sunny.", "Plan it.", ()),
+    ),
+    _k(
+        "as-written",
+        think("\nPlan.\n") + response("\n It is sunny. \n") + END,
+        Message("\n It is sunny. \n", "\nPlan.\n", ()),
+    ),
+    _k(
+        "think-opened-by-the-prompt",
+        f"Plan it.{CLOSE}think{SEP}" + response("It is sunny.") + END,
+        Message("It is sunny.", "Plan it.", ()),
+    ),
+    _k(
+        "response-opened-by-the-prompt",
+        think("Plan.") + f"It is sunny.{CLOSE}response{SEP}" + END,
+        Message("It is sunny.", "Plan.", ()),
+    ),
+    _k("response-only", response("It is sunny.") + END, Message("It is sunny.", "", ())),
+    _k("empty-response", think("Plan.") + response("") + END, Message("", "Plan.", ())),
+    _k(
+        "reasoning-cut",
+        f"{OPEN}think{SEP}Plan it and",
+        Message("", "Plan it and", ()),
+        finish="length",
+    ),
+    _k(
+        "response-cut",
+        think("P.") + f"{OPEN}response{SEP}It is su",
+        Message("It is su", "P.", ()),
+        finish="length",
+    ),
+    _k(
+        "call",
+        think("Plan.") + response("Let me check.") + tools(WEATHER) + END,
+        Message("Let me check.", "Plan.", (PARIS,)),
+    ),
+    _k(
+        "call-without-response",
+        think("Plan.") + tools(WEATHER) + END,
+        Message("", "Plan.", (PARIS,)),
+    ),
+    _k(
+        "two-calls",
+        think("P.") + response("") + tools(WEATHER, call("get_time", index=2)) + END,
+        Message("", "P.", (PARIS, TIME)),
+    ),
+    _k(
+        "typed-by-their-attribute",
+        think("P.")
+        + tools(
+            call(
+                "search",
+                arg("query", "a b"),
+                arg("filters", '{"n":1,"l":[1,2]}', "object"),
+                arg("list", '[1, 2.5, "x"]', "array"),
+                arg("a", "true", "boolean"),
+                arg("b", "null", "null"),
+                arg("c", "-1.5e3", "number"),
+            )
+        )
+        + END,
+        Message(
+            "",
+            "P.",
+            (
+                (
+                    "search",
+                    '{"query": "a b", "filters": {"n": 1, "l": [1, 2]}, "list": [1, 2.5, "x"], '
+                    '"a": true, "b": null, "c": -1500.0}',
+                ),
+            ),
+        ),
+    ),
+    _k(
+        "not-typed-by-the-schema",
+        think("P.")
+        + tools(call("get_weather", arg("city", "75001"), arg("unit", "3", "integer")))
+        + END,
+        Message("", "P.", (("get_weather", '{"city": "75001", "unit": 3}'),)),
+    ),
+    _k(
+        "not-json",
+        think("P.")
+        + tools(call("search", arg("query", "x"), arg("filters", "{oops", "object")))
+        + END,
+        Message("", "P.", (("search", '{"query": "x", "filters": "{oops"}'),)),
+    ),
+    _k(
+        "strings-as-written",
+        think("P.")
+        + tools(
+            call(
+                "write_file",
+                arg("path", 'ä/"q" <b>.txt'),
+                arg("content", "line 1\nline 2 \\n ☃ x <| y"),
+            )
+        )
+        + END,
+        Message(
+            "",
+            "P.",
+            (
+                (
+                    "write_file",
+                    '{"path": "ä/\\"q\\" <b>.txt", "content": "line 1\\nline 2 \\\\n ☃ x <| y"}',
+                ),
+            ),
+        ),
+    ),
+    _k(
+        "untyped-argument-no-index-more-attributes",
+        think("P.")
+        + tools(
+            call("get_weather", arg("city", "Paris", None), index=None),
+            f'{OPEN}call tool="get_time" note="x"{SEP}{CLOSE}call{SEP}',
+        )
+        + END,
+        Message("", "P.", (PARIS, TIME)),
+    ),
+    _k(
+        "entities",
+        think("P.") + tools(call("get&amp;weather", arg("ci&quot;ty", "a&amp;b"))) + END,
+        Message("", "P.", (("get&weather", '{"ci\\"ty": "a&amp;b"}'),)),
+    ),
+    _k(
+        "nested-unicode-key",
+        think("P.") + tools(call("search", arg("clé ☃", '{"a": {"b": [true]}}', "object"))) + END,
+        Message("", "P.", (("search", '{"clé ☃": {"a": {"b": [true]}}}'),)),
+    ),
+    _k(
+        "call-without-a-name-dropped",
+        think("P.") + tools(call("", arg("city", "Paris")), call("get_time", index=2)) + END,
+        Message("", "P.", (TIME,)),
+    ),
+    _k(
+        "call-cut-by-length-dropped",
+        think("P.")
+        + tools(
+            f'{OPEN}call tool="get_weather" index="1"{SEP}'
+            f'{OPEN}argument key="city" type="string"{SEP}Pa'
+        ),
+        Message("", "P.", ()),
+        finish="length",
+    ),
+    _k(
+        "text-after-the-tools-dropped",
+        think("P.") + response("Hi") + tools(call("get_time")) + "trailing" + END,
+        Message("Hi", "P.", (TIME,)),
+    ),
+    _k(
+        "a-later-think-dropped",
+        think("Plan.") + response("Sunny.") + think("More.") + END,
+        Message("Sunny.", "Plan.", ()),
+    ),
+    _k(
+        "calls-inside-reasoning-are-reasoning",
+        f"{OPEN}think{SEP}Plan " + tools(WEATHER) + f"{CLOSE}think{SEP}" + response("Ok.") + END,
+        Message("Ok.", "Plan " + tools(WEATHER), ()),
+    ),
+    _k("thinking-off", response("It is sunny.") + END, Message("It is sunny.", "", ()), kwargs=OFF),
+    _k("thinking-off-bare", "It is sunny.", Message("It is sunny.", "", ()), kwargs=OFF),
+    _k(
+        "thinking-off-wins-over-enable-thinking",
+        response("It is sunny.") + END,
+        Message("It is sunny.", "", ()),
+        kwargs={"thinking": False, "enable_thinking": True},
+    ),
+    _k(
+        "thinking-on-wins-over-enable-thinking",
+        think("Plan.") + response("Sunny.") + END,
+        Message("Sunny.", "Plan.", ()),
+        kwargs={"thinking": True, "enable_thinking": False},
+    ),
+    _k(
+        "thinking-null-then-enable-thinking",
+        response("Sunny.") + END,
+        Message("Sunny.", "", ()),
+        kwargs={"thinking": None, "enable_thinking": False},
+    ),
+    _k(
+        "enable-thinking-null-is-off",
+        response("Sunny.") + END,
+        Message("Sunny.", "", ()),
+        kwargs={"enable_thinking": None},
+    ),
+    _k(
+        "thinking-off-drops-a-think-channel",
+        think("Plan.") + response("Sunny.") + tools(WEATHER) + END,
+        Message("Sunny.", "", (PARIS,)),
+        kwargs=OFF,
+    ),
+    _k(
+        "tool-parser-only-drops-the-think-channel",
+        think("Plan.") + response("Sunny.") + tools(call("get_time")) + END,
+        Message("Sunny.", "", (TIME,)),
+        reasoning=None,
+    ),
+    # With the request's tools and no tool parser named, vLLM's reasoning parser keeps every
+    # marker of the response and tools channels in the content (for a tool parser that is not
+    # there): '<|open|>response<|sep|>Sunny.<|close|>response<|sep|><|open|>tools<|sep|>...'.
+    # The markers are dropped here, as vLLM drops them for a request without tools.
+    _k(
+        "reasoning-parser-only",
+        think("Plan.") + response("Sunny.") + tools(call("get_time")) + END,
+        Message("Sunny.", "Plan.", ()),
+        tool=None,
+    ),
+    # vLLM's whole answer drops text outside the response channel where there is one (its
+    # streams send it); it is content here, as written.
+    _k(
+        "text-between-the-channels",
+        think("P.") + "\n" + response("Hi") + "\n" + tools(call("get_time")) + "\n" + END,
+        Message("\nHi", "P.", (TIME,)),
+    ),
+    # Text before the think channel's open, where the output starts in reasoning: vLLM's whole
+    # answer drops it, and the reasoning is what follows the open. Here the reasoning keeps it,
+    # with the open's text.
+    _k(
+        "text-before-the-think-open",
+        "Hi" + think("Plan.") + response("Sunny.") + END,
+        Message("Sunny.", "Hi" + OPEN + "think" + SEP + "Plan.", ()),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("mode", ["resumable", "replay"])
+def test_whole_and_streamed(case: Case, mode: str) -> None:
+    check(case, mode)
+
+
+def test_tool_choice_none_drops_the_tools_channel() -> None:
+    """``tool_choice: "none"``: no calls, the tools channel dropped (vLLM's whole answer)."""
+    r = _derenderer(None)
+    text = think("Plan.") + response("Sunny.") + tools(call("get_time")) + END
+    tok = load_tokenizer("qwen3")
+    prompt = tok.encode(HEAD, add_special_tokens=False).ids
+    gen = tok.encode(text, add_special_tokens=False).ids
+    request = chat_request(tool_choice="none")
+    got = whole(r, prompt, gen, request, "stop")
+    assert got.message == Message("Sunny.", "Plan.", ())
+    assert got.finish_reason == "stop"
+    for shape in ("1", "3", "random"):
+        assert stream(r, prompt, chunks(gen, shape), request, "stop").result() == got, shape
+
+
+def test_parallel_tool_calls_false_keeps_the_first() -> None:
+    r = _derenderer(None)
+    tok = load_tokenizer("qwen3")
+    text = think("P.") + tools(WEATHER, call("get_time", index=2)) + END
+    prompt = tok.encode(HEAD, add_special_tokens=False).ids
+    gen = tok.encode(text, add_special_tokens=False).ids
+    request = chat_request(parallel_tool_calls=False)
+    got = whole(r, prompt, gen, request, "stop")
+    assert got.message == Message("", "P.", (PARIS,))
+    for shape in ("1", "3", "random"):
+        assert stream(r, prompt, chunks(gen, shape), request, "stop").result() == got, shape
+
+
+@functools.cache
+def _derenderer(vocabulary: str | None) -> Any:
+    """``kimi_k3`` for both parts, on Qwen3's fixture or on the vocabulary file given."""
+    det = (
+        load_detokenizer("qwen3")
+        if vocabulary is None
+        else import_tokstream().Detokenizer.from_file(vocabulary)
+    )
+    return derenderer_class()(
+        det, served_model_name=SERVED, reasoning_parser="kimi_k3", tool_parser="kimi_k3"
+    )
+
+
+@pytest.fixture(scope="module")
+def k3_vocabulary(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Qwen3's vocabulary with K3's three markers added as special tokens at new ids, as K3's
+    vocabulary has them (K3's own tokenizer is not one we can ship)."""
+    tok = Tokenizer.from_str(load_tokenizer("qwen3").to_str())
+    tok.add_special_tokens(
+        [AddedToken(m, normalized=False, special=True) for m in (OPEN, CLOSE, SEP)]
+    )
+    path = tmp_path_factory.mktemp("k3") / "tokenizer.json"
+    tok.save(str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.reasoning and c.tool and not c.kwargs], ids=lambda c: c.label
+)
+def test_markers_as_special_tokens(case: Case, k3_vocabulary: str) -> None:
+    """Each marker one special-token id: the same answers as with the markers as text."""
+    tok = Tokenizer.from_file(k3_vocabulary)
+    ids = tok.encode(case.text, add_special_tokens=False).ids
+    for marker in (OPEN, CLOSE, SEP):
+        assert (tok.token_to_id(marker) in ids) == (marker in case.text), marker
+    r = _derenderer(k3_vocabulary)
+    prompt = tok.encode(case.prompt, add_special_tokens=False).ids
+    request = chat_request()
+    got = whole(r, prompt, ids, request, case.finish)
+    assert got.message == case.expected
+    for shape in ("1", "3", "random"):
+        assert stream(r, prompt, chunks(ids, shape), request, case.finish).result() == got, shape
