@@ -64,11 +64,12 @@ def encode(fixture: str, text: str) -> list[int]:
     return list(load_tokenizer(fixture).encode(text, add_special_tokens=False).ids)
 
 
-def check(case: Case, mode: str) -> None:
-    """The case's whole answer is its expected message, and each stream equals it."""
+def check(case: Case, mode: str, **request_fields: Any) -> None:
+    """The case's whole answer is its expected message, and each stream equals it
+    (``request_fields``: fields set in the chat request, such as ``tool_choice``)."""
     r = _derenderer(case.fixture, case.reasoning, case.tool, mode)
     extra = {} if case.kwargs is None else {"chat_template_kwargs": case.kwargs}
-    request = chat_request(**extra)
+    request = chat_request(**extra, **request_fields)
     if case.tools is not None:
         request["tools"] = case.tools
     prompt, gen = encode(case.fixture, case.prompt), encode(case.fixture, case.text)

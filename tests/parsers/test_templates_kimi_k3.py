@@ -19,25 +19,23 @@ Each case's expected message is vLLM 0.33.0's whole answer for the same text, na
 tokenizer fixture (``vllm/parser/kimi_k3.py`` with ``vllm/reasoning/kimi_k3_reasoning_parser.py``
 and ``vllm/tool_parsers/kimi_k3_tool_parser.py``, run on CPU from the 0.33.0 wheel;
 ``acceptance/vllm/parsers_oracle.py``), except where a comment says how vLLM's differs and why the
-answer here is kept. vLLM's own streams of this family differ from its whole answers in most of
-these cases: at 1 and 3 ids a chunk they send the channel markers as content and no calls. Here
-the markers are text (several ids each) of Qwen3's vocabulary; ``test_markers_as_special_tokens``
-gives them their own ids. Every case runs whole and streamed at 1, 3 and random ids a chunk, in
-both ``parser_state`` modes.
+answer here is kept. On ``kimi-k3-derived`` (``test_markers_as_special_tokens``), where each
+marker is one special token as in K3's vocabulary, vLLM's streams at 1 and 3 ids a chunk give its
+whole answers except in four cases (the response-only output, the think channel where reasoning
+is not parsed, twice, and the reasoning parser alone); with the markers as text (several ids each
+of Qwen3's vocabulary, the other cases here) its streams send them as content and no calls. The
+test runs the cases again there; vLLM's whole answers are the same on both vocabularies. Every
+case runs whole and streamed at 1, 3 and random ids a chunk, in both ``parser_state`` modes.
 """
 
 from __future__ import annotations
 
-import functools
+from dataclasses import replace
 from typing import Any
 
 import pytest
-from helpers.family_cases import Case, check, chunks
-from helpers.parsers_oracle import SERVED, Message, chat_request
-from helpers.parsers_util import derenderer_class, stream, whole
-from helpers.real_tokenizers import load_tokenizer
-from helpers.stream_util import import_tokstream, load_detokenizer
-from tokenizers import AddedToken, Tokenizer
+from helpers.family_cases import Case, check
+from helpers.parsers_oracle import Message
 
 OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
 HEAD = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
@@ -313,73 +311,30 @@ def test_whole_and_streamed(case: Case, mode: str) -> None:
     check(case, mode)
 
 
+def _case(label: str, fixture: str = "qwen3", **kw: Any) -> Case:
+    """A case of this file with another fixture or request."""
+    (case,) = (c for c in CASES if c.label == f"kimi_k3-{label}")
+    return replace(case, fixture=fixture, **kw)
+
+
 def test_tool_choice_none_drops_the_tools_channel() -> None:
-    """``tool_choice: "none"``: no calls, the tools channel dropped (vLLM's whole answer)."""
-    r = _derenderer(None)
-    text = think("Plan.") + response("Sunny.") + tools(call("get_time")) + END
-    tok = load_tokenizer("qwen3")
-    prompt = tok.encode(HEAD, add_special_tokens=False).ids
-    gen = tok.encode(text, add_special_tokens=False).ids
-    request = chat_request(tool_choice="none")
-    got = whole(r, prompt, gen, request, "stop")
-    assert got.message == Message("Sunny.", "Plan.", ())
-    assert got.finish_reason == "stop"
-    for shape in ("1", "3", "random"):
-        assert stream(r, prompt, chunks(gen, shape), request, "stop").result() == got, shape
+    """``tool_choice: "none"``: no calls, and the tools channel dropped."""
+    case = _case("tool-parser-only-drops-the-think-channel", reasoning="kimi_k3")
+    check(replace(case, expected=Message("Sunny.", "Plan.", ())), "resumable", tool_choice="none")
 
 
 def test_parallel_tool_calls_false_keeps_the_first() -> None:
-    r = _derenderer(None)
-    tok = load_tokenizer("qwen3")
-    text = think("P.") + tools(WEATHER, call("get_time", index=2)) + END
-    prompt = tok.encode(HEAD, add_special_tokens=False).ids
-    gen = tok.encode(text, add_special_tokens=False).ids
-    request = chat_request(parallel_tool_calls=False)
-    got = whole(r, prompt, gen, request, "stop")
-    assert got.message == Message("", "P.", (PARIS,))
-    for shape in ("1", "3", "random"):
-        assert stream(r, prompt, chunks(gen, shape), request, "stop").result() == got, shape
-
-
-@functools.cache
-def _derenderer(vocabulary: str | None) -> Any:
-    """``kimi_k3`` for both parts, on Qwen3's fixture or on the vocabulary file given."""
-    det = (
-        load_detokenizer("qwen3")
-        if vocabulary is None
-        else import_tokstream().Detokenizer.from_file(vocabulary)
+    case = _case("two-calls")
+    check(
+        replace(case, expected=Message("", "P.", (PARIS,))), "resumable", parallel_tool_calls=False
     )
-    return derenderer_class()(
-        det, served_model_name=SERVED, reasoning_parser="kimi_k3", tool_parser="kimi_k3"
-    )
-
-
-@pytest.fixture(scope="module")
-def k3_vocabulary(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """Qwen3's vocabulary with K3's three markers added as special tokens at new ids, as K3's
-    vocabulary has them (K3's own tokenizer is not one we can ship)."""
-    tok = Tokenizer.from_str(load_tokenizer("qwen3").to_str())
-    tok.add_special_tokens(
-        [AddedToken(m, normalized=False, special=True) for m in (OPEN, CLOSE, SEP)]
-    )
-    path = tmp_path_factory.mktemp("k3") / "tokenizer.json"
-    tok.save(str(path))
-    return str(path)
 
 
 @pytest.mark.parametrize(
     "case", [c for c in CASES if c.reasoning and c.tool and not c.kwargs], ids=lambda c: c.label
 )
-def test_markers_as_special_tokens(case: Case, k3_vocabulary: str) -> None:
-    """Each marker one special-token id: the same answers as with the markers as text."""
-    tok = Tokenizer.from_file(k3_vocabulary)
-    ids = tok.encode(case.text, add_special_tokens=False).ids
-    for marker in (OPEN, CLOSE, SEP):
-        assert (tok.token_to_id(marker) in ids) == (marker in case.text), marker
-    r = _derenderer(k3_vocabulary)
-    prompt = tok.encode(case.prompt, add_special_tokens=False).ids
-    request = chat_request()
-    got = whole(r, prompt, ids, request, case.finish)
-    assert got.message == case.expected
-    for shape in ("1", "3", "random"):
-        assert stream(r, prompt, chunks(ids, shape), request, case.finish).result() == got, shape
+@pytest.mark.parametrize("mode", ["resumable", "replay"])
+def test_markers_as_special_tokens(case: Case, mode: str) -> None:
+    """Each marker one special-token id (``kimi-k3-derived``), as K3's vocabulary has them:
+    the same answers as with the markers as text."""
+    check(replace(case, fixture="kimi-k3-derived"), mode)
