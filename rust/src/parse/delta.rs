@@ -27,6 +27,10 @@ pub struct ToolRules {
     /// Python truth where it is given and not null, else `enable_thinking` as in
     /// [`ToolRules::thinking`].
     pub thinking_first: bool,
+    /// Thinking is on as vLLM's `hy_v3` parser reads it: the request's `reasoning_effort`, else
+    /// `chat_template_kwargs.reasoning_effort` (the first of them true by Python truth), is not
+    /// `"no_think"`; neither given is `"no_think"`.
+    pub effort_thinks: bool,
 }
 
 /// A tool call's part of one delta.

@@ -236,6 +236,7 @@ mod tests {
         thinking_unless_off: true,
         thinking_unless_given_off: true,
         thinking_first: true,
+        effort_thinks: true,
     };
 
     /// Content, reasoning and `(name, arguments)` per call, from `pieces` fed in order.

@@ -116,6 +116,7 @@ impl Ask {
                 thinking_unless_off: thinking_unless_off(req),
                 thinking_unless_given_off: thinking_unless_given_off(req),
                 thinking_first: thinking_first(req),
+                effort_thinks: effort_thinks(req),
             },
             include_reasoning: req.include_reasoning.unwrap_or(true),
             named,
@@ -198,6 +199,19 @@ fn thinking_first(req: &Request<'_>) -> bool {
         Some(v) => truthy(&v),
         None => thinking(req),
     }
+}
+
+/// Whether thinking is on, as vLLM's `hy_v3` parser reads it: the first of the request's
+/// `reasoning_effort` (vLLM's chat parameters put it in the kwargs the parser gets) and
+/// `chat_template_kwargs.reasoning_effort` that is true by Python truth is not `"no_think"`
+/// (neither: off).
+fn effort_thinks(req: &Request<'_>) -> bool {
+    let given = req
+        .reasoning_effort
+        .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok())
+        .filter(truthy)
+        .or_else(|| switches(req).reasoning_effort.filter(truthy));
+    given.is_some_and(|e| e.as_str() != Some("no_think"))
 }
 
 /// Whether the request switches thinking on, as vLLM's `deepseek_v3` parser reads it:

@@ -56,8 +56,8 @@
 //! - Arguments built when a call closes (`xml-inline`, dialect JSON) are typed by the request's
 //!   tool schema ([`typed`]): under a vLLM tool parser's name (`qwen3_coder`, `glm45`) as vLLM
 //!   types them (each value the tag's text, typed by the types its schema allows; no schema: a
-//!   string), otherwise as `parse_response(..., tools=...)` does (string values, after the
-//!   value parser, by the declared types). Raw JSON arguments are sent as written under a vLLM
+//!   string; under `hy_v3` by its parser's own rules), otherwise as `parse_response(...,
+//!   tools=...)` does (string values, after the value parser, by the declared types). Raw JSON arguments are sent as written under a vLLM
 //!   name; otherwise, where the request declares the called tool's properties, they are typed
 //!   as `parse_response` types them and sent when the call closes.
 //! - Under a vLLM reasoning parser's name, reasoning starts as vLLM's parser of that name
@@ -75,7 +75,9 @@
 //!   (as `glm45`, a null switch and a `reasoning_effort` of `"none"` in
 //!   `chat_template_kwargs` off too), reasoning is also where its open delimiter opens it,
 //!   each time, and a call block's marker ends it. Under `kimi_k3` it starts in reasoning
-//!   unless `thinking` is given (not null) and false, or, without it, `enable_thinking` is off.
+//!   unless `thinking` is given (not null) and false, or, without it, `enable_thinking` is off;
+//!   under `hy_v3` as `deepseek_r1`, where the request's reasoning effort is given and not
+//!   `"no_think"`.
 //!
 //! The whole state is [`TemplateState`] (in `stream_state["parser"]["x"]`): the open region,
 //! the held text (bounded by [`exec::MAX_HELD`]) and the open call's scanner; each token's
@@ -167,6 +169,9 @@ enum Start {
     /// `kimi_k3`: on unless the request switches thinking off
     /// ([`super::ToolRules::thinking_first`]).
     KimiK3,
+    /// `hy_v3`: on where the request's reasoning effort is given and not `"no_think"`
+    /// ([`super::ToolRules::effort_thinks`]).
+    HyV3,
 }
 
 impl Start {
@@ -191,6 +196,7 @@ impl Start {
             Some("gemma4") => Start::Opened,
             Some("deepseek_v4" | "deepseek_v41") => Start::DeepSeekV4,
             Some("kimi_k3") => Start::KimiK3,
+            Some("hy_v3") => Start::HyV3,
             _ => Start::AsWritten,
         }
     }
@@ -217,6 +223,7 @@ impl Start {
             Start::UnlessOff | Start::AskedUnlessOff => rules.thinking_unless_off,
             Start::Asked => rules.thinking_asked,
             Start::KimiK3 => rules.thinking_first,
+            Start::HyV3 => rules.effort_thinks,
         }
     }
 }

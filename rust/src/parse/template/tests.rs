@@ -28,6 +28,7 @@ fn knobs() -> Knobs<'static> {
             thinking_unless_off: true,
             thinking_unless_given_off: true,
             thinking_first: true,
+            effort_thinks: true,
         },
     }
 }

@@ -665,3 +665,25 @@ pub(super) const KIMI_K3: &str = r##"{
     "content": {}
   }
 }"##;
+
+/// Hunyuan 3 (HY-V3): `<think>` reasoning, and `<tool_call>NAME<tool_sep>` calls in a
+/// `<tool_calls>` block with `<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>` arguments,
+/// each value as written, then typed by the tool's schema; the text of the block around its
+/// calls, and all text after a call, is dropped.
+pub(super) const HY_V3: &str = r##"{
+  "start_anchor": "<｜hy_Assistant｜>",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
+    "tool_calls": {
+      "open_pattern": "(?:<tool_calls>\\s*)?<tool_call>\\s*(?P<name>.*?)\\s*<tool_sep>",
+      "close_pattern": "</tool_call>",
+      "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<arg_key>(?P<key>.*?)</arg_key>\\s*<arg_value>(?P<value>.*?)</arg_value>"
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "tool_text": {"open": "<tool_calls>", "close_pattern": "(?=<tool_call>)"},
+    "content": {}
+  }
+}"##;

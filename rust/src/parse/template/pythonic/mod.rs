@@ -323,4 +323,4 @@ mod parser;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use parser::arguments;
+pub(crate) use parser::{arguments, literal};

@@ -39,6 +39,15 @@ pub(crate) fn arguments(src: &str) -> Option<String> {
     Some(typed::dump_args(&pairs))
 }
 
+/// Python's `ast.literal_eval` of `src`, where it is one literal value (as JSON can hold it).
+pub(crate) fn literal(src: &str) -> Option<Val> {
+    let mut p = Parser { s: src, i: 0 };
+    p.ws();
+    let (value, _) = p.value(0)?;
+    p.ws();
+    p.end().then_some(value)
+}
+
 struct Parser<'a> {
     s: &'a str,
     i: usize,

@@ -39,6 +39,8 @@ pub(crate) enum Typing {
     /// vLLM's older parsers that read each tag's value as JSON, else as its text, and never
     /// look at the schema (`functiongemma`).
     Loads,
+    /// vLLM's `hy_v3` parser's rules ([`hy_coerce`]).
+    HyV3,
 }
 
 /// A JSON value as Python holds it: objects keep their keys in the order first written.
@@ -344,6 +346,93 @@ fn vllm_coerce(text: &str, schema: &Value) -> Val {
     loads(text).unwrap_or_else(|| Val::Str(text.to_owned()))
 }
 
+/// The types a property's schema allows, as vLLM's `hy_v3` parser reads them: its `type` (a
+/// list of them), else each of its `anyOf` (or `oneOf`) choices' (absent: `string`), else
+/// `string`; each by Hunyuan's names, `null` left out.
+fn hy_types(schema: &Value) -> Vec<String> {
+    let of = |choice: &Value| match choice.get("type") {
+        Some(Value::String(t)) => hy_alias(t),
+        Some(other) => other.to_string(),
+        None => "string".to_owned(),
+    };
+    let types: Vec<String> = match schema.get("type") {
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .map(|t| t.as_str().map_or_else(|| t.to_string(), hy_alias))
+            .collect(),
+        Some(_) => vec![of(schema)],
+        None => match schema.get("anyOf").or_else(|| schema.get("oneOf")) {
+            Some(Value::Array(choices)) => choices.iter().map(of).collect(),
+            _ => vec!["string".to_owned()],
+        },
+    };
+    types.into_iter().filter(|t| t != "null").collect()
+}
+
+/// Hunyuan's names for JSON Schema types: an exact alias, else by prefix (`int`, `uint`,
+/// `long`, `short`, `unsigned`: `integer`; `num`, `float`: `number`), else as written.
+fn hy_alias(t: &str) -> String {
+    let exact = match t {
+        "str" | "text" | "varchar" | "char" | "enum" => Some("string"),
+        "bool" | "binary" => Some("boolean"),
+        "int" => Some("integer"),
+        "float" | "double" => Some("number"),
+        "list" => Some("array"),
+        "dict" | "map" => Some("object"),
+        _ => None,
+    };
+    let lower = t.to_lowercase();
+    let by_prefix = |prefixes: &[&str]| prefixes.iter().any(|p| lower.starts_with(p));
+    match exact {
+        Some(e) => e.to_owned(),
+        None if by_prefix(&["int", "uint", "long", "short", "unsigned"]) => "integer".to_owned(),
+        None if by_prefix(&["num", "float"]) => "number".to_owned(),
+        None => t.to_owned(),
+    }
+}
+
+/// A tag's text typed by its property's schema, by vLLM's `hy_v3` rules: a boolean (`true` or
+/// `false`, any case), an integer (Python's `int`), a number (a float where the text has `.`,
+/// `e` or `E`, else an integer), JSON for any other declared type, in that order as the schema
+/// allows; then the text where `string` is allowed; else JSON, a Python literal, or the text.
+fn hy_coerce(text: &str, schema: &Value) -> Val {
+    let types = hy_types(schema);
+    let has = |t: &str| types.iter().any(|x| x == t);
+    if has("boolean") {
+        match text.to_lowercase().as_str() {
+            "true" => return Val::Bool(true),
+            "false" => return Val::Bool(false),
+            _ => {}
+        }
+    }
+    if has("integer")
+        && let Some(i) = py_int(text)
+    {
+        return Val::Int(i);
+    }
+    if has("number") {
+        let n = match text.contains(['.', 'e', 'E']) {
+            true => py_float_of(text).map(Val::Float),
+            false => py_int(text).map(Val::Int),
+        };
+        if let Some(n) = n {
+            return n;
+        }
+    }
+    let scalar = ["string", "boolean", "integer", "number"];
+    if types.iter().any(|t| !scalar.contains(&t.as_str()))
+        && let Some(v) = loads(text)
+    {
+        return v;
+    }
+    if has("string") {
+        return Val::Str(text.to_owned());
+    }
+    loads(text)
+        .or_else(|| super::pythonic::literal(text))
+        .unwrap_or_else(|| Val::Str(text.to_owned()))
+}
+
 /// The types a property's schema declares, as transformers reads them.
 fn transformers_types(schema: &Value, out: &mut Vec<String>) {
     let Some(obj) = schema.as_object() else {
@@ -454,6 +543,7 @@ pub(crate) fn type_args(
         };
         let typed = match typing {
             Typing::Vllm => Some(vllm_coerce(text, schema)),
+            Typing::HyV3 => Some(hy_coerce(text, schema)),
             Typing::Transformers => transformers_coerce(text, schema),
             Typing::Loads => None,
         };

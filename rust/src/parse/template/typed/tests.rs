@@ -136,3 +136,42 @@ fn a_tools_properties_are_found_by_name() {
     assert!(properties(req, "g").is_none());
     assert!(properties("{}", "f").is_none());
 }
+
+#[test]
+fn hy_v3_types_by_hunyuans_names_then_falls_back() {
+    let hy = |text: &str, schema: &str| {
+        let mut s = String::new();
+        dump(
+            &hy_coerce(text, &serde_json::from_str(schema).unwrap()),
+            &mut s,
+        );
+        s
+    };
+    let cases = [
+        ("TRUE", r#"{"type": "boolean"}"#, "true"),
+        (" 42 ", r#"{"type": "int64"}"#, "42"),
+        ("1_000", r#"{"type": "integer"}"#, "1000"),
+        ("4.5", r#"{"type": "integer"}"#, "4.5"),
+        ("5", r#"{"type": "number"}"#, "5"),
+        ("1e3", r#"{"type": "float"}"#, "1000.0"),
+        ("{'a': 1}", r#"{"type": "dict"}"#, r#"{"a": 1}"#),
+        ("(1, 2)", r#"{"type": "tuple"}"#, "[1, 2]"),
+        ("[1,", r#"{"type": "array"}"#, r#""[1,""#),
+        (
+            "7",
+            r#"{"anyOf": [{"type": "integer"}, {"type": "string"}]}"#,
+            "7",
+        ),
+        (
+            "abc",
+            r#"{"anyOf": [{"type": "integer"}, {"type": "string"}]}"#,
+            r#""abc""#,
+        ),
+        ("false", r#"{"type": ["boolean", "string"]}"#, "false"),
+        ("[1]", "{}", r#""[1]""#),
+        ("5", r#"{"type": "INT"}"#, "5"),
+    ];
+    for (text, schema, want) in cases {
+        assert_eq!(hy(text, schema), want, "{text} {schema}");
+    }
+}
