@@ -31,6 +31,9 @@ pub struct ToolRules {
     /// `chat_template_kwargs.reasoning_effort` (the first of them true by Python truth), is not
     /// `"no_think"`; neither given is `"no_think"`.
     pub effort_thinks: bool,
+    /// As [`ToolRules::effort_thinks`], with neither given on (vLLM's `hy_v4`: its chat
+    /// template's default effort is `"high"`).
+    pub effort_thinks_by_default: bool,
 }
 
 /// A tool call's part of one delta.

@@ -237,6 +237,7 @@ mod tests {
         thinking_unless_given_off: true,
         thinking_first: true,
         effort_thinks: true,
+        effort_thinks_by_default: true,
     };
 
     /// Content, reasoning and `(name, arguments)` per call, from `pieces` fed in order.

@@ -116,7 +116,8 @@ impl Ask {
                 thinking_unless_off: thinking_unless_off(req),
                 thinking_unless_given_off: thinking_unless_given_off(req),
                 thinking_first: thinking_first(req),
-                effort_thinks: effort_thinks(req),
+                effort_thinks: effort(req).is_some_and(|e| e != "no_think"),
+                effort_thinks_by_default: effort(req).is_none_or(|e| e != "no_think"),
             },
             include_reasoning: req.include_reasoning.unwrap_or(true),
             named,
@@ -201,17 +202,20 @@ fn thinking_first(req: &Request<'_>) -> bool {
     }
 }
 
-/// Whether thinking is on, as vLLM's `hy_v3` parser reads it: the first of the request's
+/// The reasoning effort vLLM's `hy_v3` and `hy_v4` parsers read: the first of the request's
 /// `reasoning_effort` (vLLM's chat parameters put it in the kwargs the parser gets) and
-/// `chat_template_kwargs.reasoning_effort` that is true by Python truth is not `"no_think"`
-/// (neither: off).
-fn effort_thinks(req: &Request<'_>) -> bool {
+/// `chat_template_kwargs.reasoning_effort` that is true by Python truth, as its JSON text (a
+/// string unquoted).
+fn effort(req: &Request<'_>) -> Option<String> {
     let given = req
         .reasoning_effort
         .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok())
         .filter(truthy)
-        .or_else(|| switches(req).reasoning_effort.filter(truthy));
-    given.is_some_and(|e| e.as_str() != Some("no_think"))
+        .or_else(|| switches(req).reasoning_effort.filter(truthy))?;
+    Some(match given {
+        serde_json::Value::String(s) => s,
+        other => other.to_string(),
+    })
 }
 
 /// Whether the request switches thinking on, as vLLM's `deepseek_v3` parser reads it:

@@ -77,7 +77,7 @@
 //!   each time, and a call block's marker ends it. Under `kimi_k3` it starts in reasoning
 //!   unless `thinking` is given (not null) and false, or, without it, `enable_thinking` is off;
 //!   under `hy_v3` as `deepseek_r1`, where the request's reasoning effort is given and not
-//!   `"no_think"`.
+//!   `"no_think"`, and under `hy_v4` unless it is `"no_think"`.
 //!
 //! The whole state is [`TemplateState`] (in `stream_state["parser"]["x"]`): the open region,
 //! the held text (bounded by [`exec::MAX_HELD`]) and the open call's scanner; each token's
@@ -172,6 +172,9 @@ enum Start {
     /// `hy_v3`: on where the request's reasoning effort is given and not `"no_think"`
     /// ([`super::ToolRules::effort_thinks`]).
     HyV3,
+    /// `hy_v4`: on unless the request's reasoning effort is `"no_think"`
+    /// ([`super::ToolRules::effort_thinks_by_default`]).
+    HyV4,
 }
 
 impl Start {
@@ -197,6 +200,7 @@ impl Start {
             Some("deepseek_v4" | "deepseek_v41") => Start::DeepSeekV4,
             Some("kimi_k3") => Start::KimiK3,
             Some("hy_v3") => Start::HyV3,
+            Some("hy_v4") => Start::HyV4,
             _ => Start::AsWritten,
         }
     }
@@ -224,6 +228,7 @@ impl Start {
             Start::Asked => rules.thinking_asked,
             Start::KimiK3 => rules.thinking_first,
             Start::HyV3 => rules.effort_thinks,
+            Start::HyV4 => rules.effort_thinks_by_default,
         }
     }
 }

@@ -29,6 +29,7 @@ fn knobs() -> Knobs<'static> {
             thinking_unless_given_off: true,
             thinking_first: true,
             effort_thinks: true,
+            effort_thinks_by_default: true,
         },
     }
 }

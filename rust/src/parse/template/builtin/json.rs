@@ -687,3 +687,28 @@ pub(super) const HY_V3: &str = r##"{
     "content": {}
   }
 }"##;
+
+/// Hunyuan 4 (HY-V4): `<think>` reasoning, and `<tool_call>NAME<arg_key>KEY</arg_key>
+/// <arg_value>VALUE</arg_value>...</tool_call>` calls (the name what comes before the first
+/// argument, stripped) in a `<tool_calls>` block, each value as written, then typed by the
+/// tool's schema; a call is sent once it closes. Each marker may carry the checkpoint's suffix
+/// (`<tool_call:6124c78e>`). The text of the block around its calls, and all text after a call,
+/// is dropped.
+pub(super) const HY_V4: &str = r##"{
+  "start_anchor": "<｜hy_Assistant｜>",
+  "fields": {
+    "reasoning_content": {"open_pattern": "<think(?::[^\\s>]+)?>", "close_pattern": "</think(?::[^\\s>]+)?>"},
+    "tool_calls": {
+      "open_pattern": "(?:<tool_calls(?::[^\\s>]+)?>\\s*)?<tool_call(?::[^\\s>]+)?>\\s*(?P<name>[^<]*[^<\\s]|)\\s*",
+      "close_pattern": "</tool_call(?::[^\\s>]+)?>",
+      "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<arg_key(?::[^\\s>]+)?>(?P<key>.*?)</arg_key(?::[^\\s>]+)?><arg_value(?::[^\\s>]+)?>(?P<value>.*?)</arg_value(?::[^\\s>]+)?>",
+        "closed_only": true
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "tool_text": {"open_pattern": "<tool_calls(?::[^\\s>]+)?>", "close_pattern": "(?=<tool_call[:>])"},
+    "content": {}
+  }
+}"##;

@@ -11,7 +11,7 @@ use super::typed::Typing;
 mod json;
 
 /// The built-in templates: each name (also a parser name of both kinds) with its JSON.
-const BUILTIN: [(&str, &str); 43] = [
+const BUILTIN: [(&str, &str); 44] = [
     ("qwen3_template", json::QWEN3),
     ("qwen3_coder", json::QWEN3_CODER),
     ("deepseek_r1_template", json::DEEPSEEK_R1),
@@ -55,6 +55,7 @@ const BUILTIN: [(&str, &str); 43] = [
     ("deepseek_v41", json::DEEPSEEK_V41),
     ("kimi_k3", json::KIMI_K3),
     ("hy_v3", json::HY_V3),
+    ("hy_v4", json::HY_V4),
 ];
 
 /// The built-in templates' names, each also a parser name of both kinds.
@@ -94,9 +95,8 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "deepseek_v32"
         | "deepseek_v4"
         | "deepseek_v41" => Some(true),
-        "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" | "kimi_k3" | "hy_v3" => {
-            Some(false)
-        }
+        "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" | "kimi_k3" | "hy_v3"
+        | "hy_v4" => Some(false),
         _ => None,
     }
 }
@@ -107,7 +107,7 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
 pub(crate) fn vllm_typing(name: &str) -> Typing {
     match name {
         "functiongemma" | "kimi_k3" => Typing::Loads,
-        "hy_v3" => Typing::HyV3,
+        "hy_v3" | "hy_v4" => Typing::HyV3,
         _ => Typing::Vllm,
     }
 }

@@ -1,4 +1,7 @@
-"""Hunyuan 3's built-in template under vLLM's parser name ``hy_v3`` (reasoning and tools).
+"""Hunyuan's built-in templates under vLLM's parser names ``hy_v3`` and ``hy_v4`` (reasoning and
+tools).
+
+``hy_v3`` (Hunyuan 3):
 
 - ``<think>`` reasoning, on where the request's ``reasoning_effort`` (else
   ``chat_template_kwargs.reasoning_effort``) is given and not ``"no_think"``; off, the whole
@@ -11,11 +14,17 @@
   type reads is JSON, a Python literal or its text). The text of the block around its calls,
   and all text after a call, is dropped; whitespace-only content before a call too.
 
+``hy_v4`` (Hunyuan 4): as ``hy_v3``, but reasoning is on unless the effort is ``"no_think"``
+(the chat template's default is ``"high"``), a call has no ``<tool_sep>`` (its name is what comes
+before its first ``<arg_key>``, stripped), an argument's ``</arg_key>`` and ``<arg_value>`` are
+adjacent, and a call is sent once it closes. Each marker may carry the checkpoint's suffix
+(``<tool_call:6124c78e>``); the fixture's have none.
+
 The markers are special tokens of ``hy-v3-derived`` (Qwen3's vocabulary, whose ``<think>`` and
 ``<tool_call>`` tokens Hunyuan's share, with the block, separator and argument markers added).
 Each case's expected message is vLLM 0.33.0's whole answer for the same text, names, prompt and
-fixture (``vllm/tool_parsers/hy_v3_tool_parser.py`` and
-``vllm/reasoning/hy_v3_reasoning_parser.py``, run on CPU from the 0.33.0 wheel;
+fixture (``vllm/tool_parsers/hy_v3_tool_parser.py``, ``hy_v4_tool_parser.py`` and their
+reasoning parsers, run on CPU from the 0.33.0 wheel;
 ``acceptance/vllm/parsers_oracle.py``), except where a comment says how vLLM's differs and why
 the answer here is kept. Every case runs whole and streamed at 1, 3 and random ids a chunk, in
 both ``parser_state`` modes.
@@ -371,3 +380,216 @@ def test_tool_choice_none_and_parallel_tool_calls() -> None:
     (case,) = (c for c in CASES if c.label == "hy_v3-two-calls")
     check(replace(case, expected=Message("", "", (PARIS,))), "resumable", parallel_tool_calls=False)
     check(replace(case, expected=Message(case.text, "", ())), "resumable", tool_choice="none")
+
+
+def call4(name: str, *args: str) -> str:
+    return f"<tool_call>{name}" + "".join(args) + "</tool_call>"
+
+
+WEATHER4 = call4("get_weather", arg("city", "Paris"))
+NO_THINK = {"reasoning_effort": "no_think"}
+
+
+def _h4(label: str, text: str, expected: Message, **kw: Any) -> Case:
+    reasoning = kw.pop("reasoning", "hy_v4")
+    tool = kw.pop("tool", "hy_v4")
+    prompt = kw.pop("prompt", HEAD)
+    return Case(f"hy_v4-{label}", "hy-v3-derived", reasoning, tool, prompt, text, expected, **kw)
+
+
+V4_CASES = [
+    _h4("on-by-default", "Plan.</think>It is sunny.", Message("It is sunny.", "Plan.", ())),
+    _h4("with-the-open", "<think>Plan.</think>It is sunny.", Message("It is sunny.", "Plan.", ())),
+    _h4(
+        "no-think",
+        "<think>Plan.</think>It is sunny.",
+        Message("<think>Plan.</think>It is sunny.", "", ()),
+        kwargs=NO_THINK,
+    ),
+    _h4("no-close", "Plan it", Message("", "Plan it", ()), finish="length"),
+    _h4(
+        "as-written",
+        "\nPlan.\n</think>\n\nIt is sunny.\n",
+        Message("\n\nIt is sunny.\n", "\nPlan.\n", ()),
+    ),
+    _h4(
+        "the-prompt-opened-think",
+        "Plan.</think>It is sunny.",
+        Message("It is sunny.", "Plan.", ()),
+        prompt=HY_HEAD + "<think>",
+    ),
+    _h4(
+        "call",
+        "P.</think>Let me check." + block(WEATHER4),
+        Message("Let me check.", "P.", (PARIS,)),
+    ),
+    _h4(
+        "call-no-think",
+        "Let me check." + block(WEATHER4),
+        Message("Let me check.", "", (PARIS,)),
+        kwargs=NO_THINK,
+    ),
+    _h4(
+        "two-calls",
+        "P.</think>" + block(WEATHER4, call4("get_time")),
+        Message("", "P.", (PARIS, TIME)),
+    ),
+    _h4(
+        "whitespace-before-the-block", "P.</think>\n" + block(WEATHER4), Message("", "P.", (PARIS,))
+    ),
+    _h4(
+        "name-stripped",
+        "P.</think>"
+        + block(
+            "<tool_call> get_weather \n<arg_key>city</arg_key>"
+            "<arg_value>Paris</arg_value></tool_call>"
+        ),
+        Message("", "P.", (PARIS,)),
+    ),
+    _h4(
+        "whitespace-between-arguments",
+        "P.</think>" + block(call4("get_weather", arg("city", "Paris") + "\n" + arg("unit", "c"))),
+        Message("", "P.", (("get_weather", '{"city": "Paris", "unit": "c"}'),)),
+    ),
+    _h4(
+        "keys-and-values-as-written",
+        "P.</think>"
+        + block(call4("get_weather", "<arg_key> city </arg_key><arg_value> Paris </arg_value>")),
+        Message("", "P.", (("get_weather", '{" city ": " Paris "}'),)),
+    ),
+    _h4(
+        "text-after-the-block-dropped",
+        "P.</think>" + block(WEATHER4) + "Done.",
+        Message("", "P.", (PARIS,)),
+    ),
+    _h4(
+        "text-between-calls-dropped",
+        "P.</think><tool_calls>" + WEATHER4 + "junk" + call4("get_time") + "</tool_calls>",
+        Message("", "P.", (PARIS, TIME)),
+    ),
+    _h4(
+        "typed-by-the-schema",
+        "P.</think>"
+        + block(
+            call4(
+                "calc",
+                arg("i", "42"),
+                arg("n", "1e3"),
+                arg("b", "True"),
+                arg("l", "[1, 2]"),
+                arg("d", "{'a': 1}"),
+                arg("x", "5"),
+            )
+        ),
+        Message(
+            "",
+            "P.",
+            (("calc", '{"i": 42, "n": 1000.0, "b": true, "l": [1, 2], "d": {"a": 1}, "x": "5"}'),),
+        ),
+        tools=CALC,
+    ),
+    _h4(
+        "unicode",
+        "P.</think>"
+        + block(call4("write_file", arg("path", "ä.txt"), arg("content", 'line 1\nline 2 ☃ "q"'))),
+        Message(
+            "", "P.", (("write_file", '{"path": "ä.txt", "content": "line 1\\nline 2 ☃ \\"q\\""}'),)
+        ),
+    ),
+    _h4(
+        "a-repeated-key-takes-the-last-value",
+        "P.</think>" + block(call4("get_weather", arg("city", "Paris"), arg("city", "Rome"))),
+        Message("", "P.", (("get_weather", '{"city": "Rome"}'),)),
+    ),
+    _h4(
+        "calls-inside-reasoning-are-reasoning",
+        "P." + block(WEATHER4),
+        Message("", "P." + block(WEATHER4), ()),
+    ),
+    _h4(
+        "tool-parser-only",
+        "<think>P.</think>" + block(WEATHER4),
+        Message("<think>P.</think>", "", (PARIS,)),
+        reasoning=None,
+    ),
+    _h4(
+        "reasoning-parser-only",
+        "P.</think>" + block(WEATHER4),
+        Message(block(WEATHER4), "P.", ()),
+        tool=None,
+    ),
+    # vLLM reads the prompt's `<think></think>` in its streams but not in its whole answer.
+    _h4(
+        "the-prompt-closed-think",
+        "It is sunny.",
+        Message("It is sunny.", "", ()),
+        prompt=HY_HEAD + "<think></think>",
+    ),
+    # vLLM reads a block strictly: one that is not closed, holds no call, or holds a call
+    # without a name or with argument tags apart, makes its whole answer all of the output
+    # from the block on as content. Here the calls that close well are sent (a stream cannot
+    # take back what it sent), the others dropped with the block's other text.
+    _h4(
+        "a-block-cut-by-length",
+        "P.</think>" + block(WEATHER4)[: -len("</tool_calls>")],
+        Message("", "P.", (PARIS,)),
+        finish="length",
+    ),
+    _h4(
+        "a-call-cut-by-length",
+        "P.</think><tool_calls><tool_call>get_weather<arg_key>city</arg_key><arg_value>Pa",
+        Message("", "P.", ()),
+        finish="length",
+    ),
+    _h4(
+        "a-call-without-a-name",
+        "P.</think>" + block(call4("", arg("city", "Paris")), call4("get_time")),
+        Message("", "P.", (TIME,)),
+    ),
+    _h4(
+        "argument-tags-apart",
+        "P.</think>"
+        + block(
+            "<tool_call>get_weather<arg_key>city</arg_key>\n<arg_value>Paris</arg_value></tool_call>"
+        ),
+        Message("", "P.", (("get_weather", "{}"),)),
+    ),
+    _h4("a-block-without-calls", "P.</think>Hi<tool_calls></tool_calls>", Message("Hi", "P.", ())),
+    # As for `hy_v3`: a call outside a block is content in vLLM's whole answer.
+    _h4("a-call-without-the-block", "P.</think>Hi " + WEATHER4, Message("Hi ", "P.", (PARIS,))),
+]
+
+
+@pytest.mark.parametrize("case", V4_CASES, ids=lambda c: c.label)
+@pytest.mark.parametrize("mode", ["resumable", "replay"])
+def test_v4_whole_and_streamed(case: Case, mode: str) -> None:
+    check(case, mode)
+
+
+def test_v4_effort_tool_choice_none_and_parallel_tool_calls() -> None:
+    (case,) = (c for c in V4_CASES if c.label == "hy_v4-no-think")
+    # The request's effort comes first.
+    check(
+        replace(case, expected=Message("It is sunny.", "Plan.", ())),
+        "resumable",
+        reasoning_effort="low",
+    )
+    (case,) = (c for c in V4_CASES if c.label == "hy_v4-two-calls")
+    check(
+        replace(case, expected=Message("", "P.", (PARIS,))), "resumable", parallel_tool_calls=False
+    )
+    check(
+        replace(case, expected=Message(block(WEATHER4, call4("get_time")), "P.", ())),
+        "resumable",
+        tool_choice="none",
+    )
+
+
+def test_v4_markers_with_the_checkpoints_suffix() -> None:
+    """``<tool_calls:SUFFIX>`` and the other markers with a suffix read as without one."""
+    (case,) = (c for c in V4_CASES if c.label == "hy_v4-two-calls")
+    suffixed = case.text
+    for marker in ("tool_calls", "tool_call", "arg_key", "arg_value", "think"):
+        suffixed = suffixed.replace(f"<{marker}>", f"<{marker}:6124c78e>")
+        suffixed = suffixed.replace(f"</{marker}>", f"</{marker}:6124c78e>")
+    check(replace(case, text=suffixed), "resumable")
