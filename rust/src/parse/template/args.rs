@@ -94,6 +94,11 @@ impl Args {
         !self.lost && (self.quoted || (self.started && self.depth > 0) || self.depth > self.base)
     }
 
+    /// Whether any of the arguments has come (their value has begun, or text that is not JSON).
+    pub(crate) fn begun(&self) -> bool {
+        self.started || self.lost || self.base > 0
+    }
+
     /// Whether the call's JSON is whole: its close delimiter, if one follows, is what comes
     /// next.
     pub(crate) fn ended(&self) -> bool {

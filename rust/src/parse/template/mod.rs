@@ -21,7 +21,8 @@
 //! - Field names say where text goes: `content`; `reasoning_content`, `reasoning` or
 //!   `thinking` (reasoning); `tool_calls`; `tool_text` (our addition), the text of a call
 //!   block around its calls (from the block's marker, its open delimiter, and from where each
-//!   call closes, to the next call), dropped and watched only where calls are parsed; any
+//!   call closes, to the next call's open or the field's own close), dropped and watched only
+//!   where calls are parsed; any
 //!   other field's text is dropped. Text fields stream stripped of surrounding whitespace per
 //!   region (`content_args.strip`, default on); a field's later regions are sent after its
 //!   earlier ones (with `join` between them), where `parse_response` keeps only the last
@@ -53,6 +54,7 @@
 //!   arguments are whole, a close delimiter is text of the call; arguments that are not JSON
 //!   run to the close delimiter as written.
 //! - A call cut by the end of the output is sent as far as it came (`parse_response` raises).
+//!   A raw JSON call whose arguments never came is sent with `{}`.
 //! - Arguments built when a call closes (`xml-inline`, dialect JSON) are typed by the request's
 //!   tool schema ([`typed`]): under a vLLM tool parser's name (`qwen3_coder`, `glm45`) as vLLM
 //!   types them (each value the tag's text, typed by the types its schema allows; no schema: a
@@ -175,6 +177,9 @@ enum Start {
     /// `hy_v4`: on unless the request's reasoning effort is `"no_think"`
     /// ([`super::ToolRules::effort_thinks_by_default`]).
     HyV4,
+    /// `plamo3`: on unless `enable_thinking` is off ([`super::ToolRules::thinking`]); reasoning
+    /// is also where the output's open delimiter opens it, each time, and a call block ends it.
+    Plamo3,
 }
 
 impl Start {
@@ -201,6 +206,7 @@ impl Start {
             Some("kimi_k3") => Start::KimiK3,
             Some("hy_v3") => Start::HyV3,
             Some("hy_v4") => Start::HyV4,
+            Some("plamo3") => Start::Plamo3,
             _ => Start::AsWritten,
         }
     }
@@ -229,6 +235,7 @@ impl Start {
             Start::KimiK3 => rules.thinking_first,
             Start::HyV3 => rules.effort_thinks,
             Start::HyV4 => rules.effort_thinks_by_default,
+            Start::Plamo3 => rules.thinking,
         }
     }
 }
@@ -271,12 +278,13 @@ impl TemplateParser {
                     | Start::UntilCall
                     | Start::Opened
                     | Start::DeepSeekV4
+                    | Start::Plamo3
             ),
             reasoning_call_lead: builtin::reasoning_call_lead(self.names[1]),
             content_lstrip_newlines: self.names[0] == "granite_thinking_parser",
             reasoning_once: !matches!(
                 self.start,
-                Start::AsWritten | Start::Opened | Start::DeepSeekV4
+                Start::AsWritten | Start::Opened | Start::DeepSeekV4 | Start::Plamo3
             ),
             tools: self.tools,
             rules: cx.rules,

@@ -613,3 +613,33 @@ fn kimi_k3_channels_typed_arguments_and_whole_calls() {
     let m = run(&t, k, "", &[&out]);
     assert_eq!((m.0.as_str(), m.1.as_str(), m.2.len()), ("Hi.", "", 0));
 }
+
+#[test]
+fn a_call_block_ends_at_its_close_and_empty_arguments_are_an_object() {
+    let m = |s: &str| format!("<|plamo:{s}:plamo|>");
+    let request = |name: &str, args: &str| {
+        format!(
+            "{}{}{name}{}{}<|plamo:constrain|>json<|plamo:msg|>{args}{}{}",
+            m("begin_tool_request"),
+            m("begin_tool_name"),
+            m("end_tool_name"),
+            m("begin_tool_arguments"),
+            m("end_tool_arguments"),
+            m("end_tool_request"),
+        )
+    };
+    let out = format!(
+        "{}Plan.{}{}{}junk{}{}After.<|plamo:tag|>",
+        m("begin_think"),
+        m("end_think"),
+        m("begin_tool_requests"),
+        request("f", r#"{"a": 1} extra"#),
+        request("g", " "),
+        m("end_tool_requests"),
+    );
+    let (content, reasoning, calls) = every_split("plamo3", "", &out);
+    // The block's text between and after the calls is dropped up to its close; the text after
+    // the close is content again.
+    assert_eq!((content.as_str(), reasoning.as_str()), ("After.", "Plan."));
+    assert_eq!(calls, [call("f", r#"{"a": 1}"#), call("g", "{}")]);
+}

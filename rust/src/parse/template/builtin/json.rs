@@ -712,3 +712,31 @@ pub(super) const HY_V4: &str = r##"{
     "content": {}
   }
 }"##;
+
+/// PLaMo 3: reasoning between `<|plamo:begin_think:plamo|>` and `<|plamo:end_think:plamo|>`
+/// (reopened by each open); calls in a `<|plamo:begin_tool_requests:plamo|>` block, each a
+/// `begin_tool_request` holding its name between `begin_tool_name` and `end_tool_name` and its
+/// JSON arguments after `<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>`.
+/// The block's other text, the end-of-turn `<|plamo:tag|>` and (where reasoning is on) a stray
+/// `end_think` are dropped; so is the block where calls are not parsed. A call without
+/// arguments has `{}`. The prompt is not read.
+pub(super) const PLAMO3: &str = r##"{
+  "start_anchor_pattern": "\\z",
+  "fields": {
+    "reasoning_content": {
+      "open": "<|plamo:begin_think:plamo|>",
+      "close_pattern": "<\\|plamo:end_think:plamo\\|>|<\\|plamo:tag\\|>"
+    },
+    "thinking": {"open": "<|plamo:end_think:plamo|>", "close_pattern": "(?=)"},
+    "turn_end": {"open": "<|plamo:tag|>", "close_pattern": "(?=)"},
+    "tool_calls": {
+      "open_pattern": "(?:<\\|plamo:begin_tool_requests:plamo\\|>\\s*)?<\\|plamo:begin_tool_request:plamo\\|>\\s*<\\|plamo:begin_tool_name:plamo\\|>(?P<name>.*?)<\\|plamo:end_tool_name:plamo\\|>\\s*<\\|plamo:begin_tool_arguments:plamo\\|><\\|plamo:constrain\\|>json<\\|plamo:msg\\|>",
+      "close_pattern": "<\\|plamo:end_tool_arguments:plamo\\|>\\s*<\\|plamo:end_tool_request:plamo\\|>",
+      "repeats": true, "content": "json",
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "tool_text": {"open": "<|plamo:begin_tool_requests:plamo|>", "close": "<|plamo:end_tool_requests:plamo|>"},
+    "tools_block": {"open": "<|plamo:begin_tool_requests:plamo|>", "close": "<|plamo:end_tool_requests:plamo|>"},
+    "content": {}
+  }
+}"##;

@@ -11,7 +11,7 @@ use super::typed::Typing;
 mod json;
 
 /// The built-in templates: each name (also a parser name of both kinds) with its JSON.
-const BUILTIN: [(&str, &str); 44] = [
+const BUILTIN: [(&str, &str); 45] = [
     ("qwen3_template", json::QWEN3),
     ("qwen3_coder", json::QWEN3_CODER),
     ("deepseek_r1_template", json::DEEPSEEK_R1),
@@ -56,6 +56,7 @@ const BUILTIN: [(&str, &str); 44] = [
     ("kimi_k3", json::KIMI_K3),
     ("hy_v3", json::HY_V3),
     ("hy_v4", json::HY_V4),
+    ("plamo3", json::PLAMO3),
 ];
 
 /// The built-in templates' names, each also a parser name of both kinds.
@@ -96,7 +97,7 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "deepseek_v4"
         | "deepseek_v41" => Some(true),
         "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" | "kimi_k3" | "hy_v3"
-        | "hy_v4" => Some(false),
+        | "hy_v4" | "plamo3" => Some(false),
         _ => None,
     }
 }
@@ -122,6 +123,7 @@ pub(crate) fn reasoning_call_lead(name: &str) -> Option<&'static str> {
         // `<｜DSML｜tool_calls>` and its spellings `toolcalls` and `tool`.
         "deepseek_v4" => Some("<｜DSML｜tool"),
         "deepseek_v41" => Some("<｜DSML｜ calls>"),
+        "plamo3" => Some("<|plamo:begin_tool_requests:plamo|>"),
         _ => None,
     }
 }

@@ -50,7 +50,7 @@ impl TemplateState {
         if let Some(c) = last {
             match close.map(|d| d.find(buf, pos, eos)) {
                 Some(Found::Match(s, e)) if s == pos => {
-                    self.close(t, k, out);
+                    self.close_call(t, k, out);
                     return CallEnd::At(e);
                 }
                 Some(Found::Pending(s)) if s == pos && buf.len() - pos <= MAX_HELD => {
@@ -66,7 +66,7 @@ impl TemplateState {
         if let Some(d) = close {
             match d.find(buf, pos, eos) {
                 Found::Match(s, e) if s <= pos + gap => {
-                    self.close(t, k, out);
+                    self.close_call(t, k, out);
                     return CallEnd::At(e);
                 }
                 Found::Pending(s) if s <= pos + gap && rest.len() <= MAX_HELD => {
@@ -76,8 +76,22 @@ impl TemplateState {
                 _ => {}
             }
         }
-        self.close(t, k, out);
+        self.close_call(t, k, out);
         CallEnd::At(pos)
+    }
+
+    /// Closes the call its JSON ended; the text after it is the call block's, up to the next
+    /// call, where the template has one (`tool_text`).
+    fn close_call(&mut self, t: &Template, k: Knobs<'_>, out: &mut Delta) {
+        self.close(t, k, out);
+        if k.on(&Role::CallText)
+            && let Some(i) = t
+                .fields
+                .iter()
+                .position(|f| matches!(f.role, Role::CallText))
+        {
+            self.open(t, k, i, &[], "", out);
+        }
     }
 
     /// Text inside the open region, up to where a call's JSON is whole; returns the bytes
@@ -225,6 +239,13 @@ impl TemplateState {
                         }
                         if k.rules.parallel || self.calls == 1 {
                             out.push_arguments(self.calls.saturating_sub(1), &arguments);
+                        }
+                    }
+                    // A call whose arguments never came has none: `{}`, as vLLM's whole
+                    // answers give it.
+                    Calls::Raw { .. } if !self.args.begun() => {
+                        if k.rules.parallel || self.calls == 1 {
+                            out.push_arguments(self.calls.saturating_sub(1), "{}");
                         }
                     }
                     Calls::Raw { .. } => {}

@@ -434,6 +434,21 @@ impl TemplateState {
                         }
                     }
                 }
+                // Inside a call block's text, a call's open ends it (and opens the call).
+                if t.fields
+                    .get(c)
+                    .is_some_and(|f| matches!(f.role, Role::CallText))
+                {
+                    for (i, f) in t.fields.iter().enumerate() {
+                        if let Some(d) = f
+                            .open
+                            .as_ref()
+                            .filter(|_| matches!(f.role, Role::Tools(_)) && k.on(&f.role))
+                        {
+                            consider(i, true, d, &f.name, "", false);
+                        }
+                    }
+                }
                 // A region the request opened drops its open delimiter where the text begins.
                 if let Some((f, d)) = t
                     .fields
