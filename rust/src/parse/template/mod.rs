@@ -199,7 +199,7 @@ impl Start {
             Some("olmo3" | "step3p5" | "minimax_m2") => Start::UntilCall,
             Some("granite" | "hunyuan_a13b") => Start::Marked,
             Some("glm45" | "kimi_k2" | "ling3") => Start::UnlessOff,
-            Some("deepseek_v3") => Start::Asked,
+            Some("deepseek_v3" | "poolside_v1") => Start::Asked,
             Some("holo2") => Start::AskedUnlessOff,
             Some("gemma4") => Start::Opened,
             Some("deepseek_v4" | "deepseek_v41") => Start::DeepSeekV4,

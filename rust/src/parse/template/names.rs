@@ -58,7 +58,7 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 11] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 12] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 11] = [
     (
         None,
         "cohere_command3",
@@ -70,7 +70,6 @@ pub const REFUSED: [(Option<Kind>, &str, &str); 12] = [
         "Cohere Command's (vLLM reads it with cohere_melody)",
     ),
     (None, "beam", "Beam's"),
-    (None, "poolside_v1", "Poolside's"),
     (None, "k2_horizon", "K2 Horizon's (<ifm|tool_call>)"),
     (None, "muse", "Muse's (ATEM, <atem:function_calls>)"),
     (

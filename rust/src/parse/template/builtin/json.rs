@@ -740,3 +740,27 @@ pub(super) const PLAMO3: &str = r##"{
     "content": {}
   }
 }"##;
+
+/// Poolside's Laguna (`poolside_v1`): DeepSeek-V3's `<think>` reasoning and GLM-4.5's calls,
+/// `<tool_call>NAME` then `<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>` arguments, each
+/// value as written where the tool's schema says `string`, else read as JSON or a Python
+/// literal; a call is sent once it closes, and the text after a call is dropped (the block
+/// text field has no marker: its open matches nothing).
+pub(super) const POOLSIDE_V1: &str = r##"{
+  "start_anchor": "<assistant>",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
+    "tool_calls": {
+      "open_pattern": "<tool_call>\\s*(?P<name>[^\\n<]*[^\\s<])",
+      "close_pattern": "</tool_call>",
+      "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>\\s*<arg_value>(?P<value>.*?)</arg_value>",
+        "closed_only": true
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "tool_text": {"open_pattern": "[^\\s\\S]", "close_pattern": "(?=<tool_call>)"},
+    "content": {}
+  }
+}"##;

@@ -11,7 +11,7 @@ use super::typed::Typing;
 mod json;
 
 /// The built-in templates: each name (also a parser name of both kinds) with its JSON.
-const BUILTIN: [(&str, &str); 45] = [
+const BUILTIN: [(&str, &str); 46] = [
     ("qwen3_template", json::QWEN3),
     ("qwen3_coder", json::QWEN3_CODER),
     ("deepseek_r1_template", json::DEEPSEEK_R1),
@@ -57,6 +57,7 @@ const BUILTIN: [(&str, &str); 45] = [
     ("hy_v3", json::HY_V3),
     ("hy_v4", json::HY_V4),
     ("plamo3", json::PLAMO3),
+    ("poolside_v1", json::POOLSIDE_V1),
 ];
 
 /// The built-in templates' names, each also a parser name of both kinds.
@@ -97,7 +98,7 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "deepseek_v4"
         | "deepseek_v41" => Some(true),
         "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" | "kimi_k3" | "hy_v3"
-        | "hy_v4" | "plamo3" => Some(false),
+        | "hy_v4" | "plamo3" | "poolside_v1" => Some(false),
         _ => None,
     }
 }
@@ -109,6 +110,7 @@ pub(crate) fn vllm_typing(name: &str) -> Typing {
     match name {
         "functiongemma" | "kimi_k3" => Typing::Loads,
         "hy_v3" | "hy_v4" => Typing::HyV3,
+        "poolside_v1" => Typing::Poolside,
         _ => Typing::Vllm,
     }
 }

@@ -425,6 +425,9 @@ fn tags_to_json(
                 Val::Str(raw.to_owned())
             }
             (Typing::Loads, _) => typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned())),
+            (Typing::Poolside, _) => {
+                typed::poolside_value(raw, props.and_then(|p| p.get(key.as_str())))
+            }
             _ if marked || typed_by => {
                 typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned()))
             }

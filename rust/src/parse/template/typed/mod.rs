@@ -41,6 +41,8 @@ pub(crate) enum Typing {
     Loads,
     /// vLLM's `hy_v3` parser's rules ([`hy_coerce`]).
     HyV3,
+    /// vLLM's `poolside_v1` parser's rules ([`poolside_value`]), applied as each tag is read.
+    Poolside,
 }
 
 /// A JSON value as Python holds it: objects keep their keys in the order first written.
@@ -433,6 +435,19 @@ fn hy_coerce(text: &str, schema: &Value) -> Val {
         .unwrap_or_else(|| Val::Str(text.to_owned()))
 }
 
+/// A tag's value as vLLM's `poolside_v1` parser reads it: as written where its property's
+/// schema says `"type": "string"`, else stripped and read as JSON, a Python literal, or its
+/// text (a key without a schema too).
+pub(crate) fn poolside_value(text: &str, schema: Option<&Value>) -> Val {
+    if schema.and_then(|s| s.get("type")).and_then(Value::as_str) == Some("string") {
+        return Val::Str(text.to_owned());
+    }
+    let text = text.trim_matches(py_space);
+    loads(text)
+        .or_else(|| super::pythonic::literal(text))
+        .unwrap_or_else(|| Val::Str(text.to_owned()))
+}
+
 /// The types a property's schema declares, as transformers reads them.
 fn transformers_types(schema: &Value, out: &mut Vec<String>) {
     let Some(obj) = schema.as_object() else {
@@ -544,6 +559,7 @@ pub(crate) fn type_args(
         let typed = match typing {
             Typing::Vllm => Some(vllm_coerce(text, schema)),
             Typing::HyV3 => Some(hy_coerce(text, schema)),
+            Typing::Poolside => None,
             Typing::Transformers => transformers_coerce(text, schema),
             Typing::Loads => None,
         };

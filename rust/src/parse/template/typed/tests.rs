@@ -175,3 +175,19 @@ fn hy_v3_types_by_hunyuans_names_then_falls_back() {
         assert_eq!(hy(text, schema), want, "{text} {schema}");
     }
 }
+
+#[test]
+fn poolside_keeps_strings_and_reads_the_rest() {
+    let pool = |text: &str, schema: Option<&str>| {
+        let schema: Option<Value> = schema.map(|s| serde_json::from_str(s).unwrap());
+        let mut s = String::new();
+        dump(&poolside_value(text, schema.as_ref()), &mut s);
+        s
+    };
+    assert_eq!(pool(" 007 ", Some(r#"{"type": "string"}"#)), r#"" 007 ""#);
+    assert_eq!(pool(" 42 ", Some(r#"{"type": "integer"}"#)), "42");
+    assert_eq!(pool("3", None), "3");
+    assert_eq!(pool("True", None), "true");
+    assert_eq!(pool("{'a': (1,)}", None), r#"{"a": [1]}"#);
+    assert_eq!(pool(" x y ", Some(r#"{"type": ["string", "null"]}"#)), r#""x y""#);
+}
