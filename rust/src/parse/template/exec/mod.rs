@@ -33,8 +33,10 @@ mod text;
 pub(crate) const MAX_HELD: usize = 1024;
 /// Most bytes of trailing whitespace held for stripping; past it the whitespace is sent.
 const MAX_SPACE: usize = 256;
-/// Most bytes of a tag-form call's text, read when the call closes.
-pub(crate) const MAX_BODY: usize = 16 * 1024;
+/// Most bytes of a tag-form call's text, read when the call closes: until then it travels in the
+/// state, so a chunk's cost grows with it. Text past it is dropped (it bounds a carried state;
+/// a request's body may be 32 MiB).
+pub(crate) const MAX_BODY: usize = 1024 * 1024;
 
 /// What is on for this choice.
 #[derive(Debug, Clone, Copy)]
