@@ -15,7 +15,7 @@ from typing import Any
 import families
 import pytest
 
-LENGTHS = (64, 2048)
+LENGTHS = (64, 4096)
 QUICK = (64, 512)
 
 

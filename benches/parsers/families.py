@@ -17,7 +17,7 @@ whole generation must equal its whole answer, and vLLM's whole answer must have 
 Run with the acceptance virtualenv of ``.ci/vllm-acceptance`` as the peer (``--vllm-python``)
 and an interpreter that has tokstream installed::
 
-    python benches/parsers/families.py                    # 64 and 2,048 ids, 3 rounds
+    python benches/parsers/families.py                    # 64, 2,048 and 4,096 ids, 3 rounds
     python benches/parsers/families.py --lengths 64 --rounds 1
 
 Rounds alternate: each family and length is timed on tokstream, then on vLLM. The figures are
@@ -323,7 +323,7 @@ def _worker() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--vllm-python", default=str(ROOT / "target/vllm-acceptance/venv/bin/python"))
-    ap.add_argument("--lengths", type=int, nargs="+", default=[64, 2048])
+    ap.add_argument("--lengths", type=int, nargs="+", default=[64, 2048, 4096])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--families", nargs="+", default=list(FAMILIES))
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
