@@ -161,8 +161,8 @@ enum Start {
     /// `holo2`: `deepseek_v3`'s reasoning, on unless the request switches thinking off
     /// ([`super::ToolRules::thinking_unless_off`]).
     AskedUnlessOff,
-    /// `gemma4`: the output starts in content; reasoning is where the output's open delimiter
-    /// opens it (each time), and a call's open delimiter ends it.
+    /// `gemma4`, `inkling`: the output starts in content; reasoning is where the output's open
+    /// delimiter opens it (each time), and a call's open delimiter ends it.
     Opened,
     /// `deepseek_v4`, `deepseek_v41`: the output starts in reasoning unless the request switches
     /// thinking off ([`super::ToolRules::thinking_unless_given_off`]); either way reasoning is
@@ -201,7 +201,7 @@ impl Start {
             Some("glm45" | "kimi_k2" | "ling3") => Start::UnlessOff,
             Some("deepseek_v3" | "poolside_v1") => Start::Asked,
             Some("holo2") => Start::AskedUnlessOff,
-            Some("gemma4") => Start::Opened,
+            Some("gemma4" | "inkling") => Start::Opened,
             Some("deepseek_v4" | "deepseek_v41") => Start::DeepSeekV4,
             Some("kimi_k3") => Start::KimiK3,
             Some("hy_v3") => Start::HyV3,

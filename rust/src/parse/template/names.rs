@@ -58,7 +58,7 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 11] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 11] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 10] = [
     (
         None,
         "cohere_command3",
@@ -82,7 +82,6 @@ pub const REFUSED: [(Option<Kind>, &str, &str); 11] = [
         "musespark1x",
         "Muse Spark's (ATEM, <atem:function_calls>)",
     ),
-    (None, "inkling", "Inkling's (<|content_invoke_tool_json|>)"),
     (
         None,
         "minimax_m3",

@@ -764,3 +764,40 @@ pub(super) const POOLSIDE_V1: &str = r##"{
     "content": {}
   }
 }"##;
+
+/// Inkling: blocks of `<|message_model|>`, an optional header (dropped), a content-kind marker
+/// and the block's text to `<|end_message|>` (or `<|content_model_end_sampling|>`): thinking
+/// blocks are reasoning, `<|content_invoke_tool_json|>` blocks a call's `{"name", "args"}`
+/// JSON, the others content. A thinking block where reasoning is not parsed, and a call block
+/// where calls are not, are dropped. The prompt is read after its last `<|end_message|>` (the
+/// output goes on from its `<|message_model|>`).
+pub(super) const INKLING: &str = r##"{
+  "start_anchor": "<|end_message|>",
+  "fields": {
+    "header": {"open": "<|message_model|>", "close_pattern": "(?=<\\|content_)"},
+    "reasoning_content": {
+      "open": "<|content_thinking|>",
+      "close_pattern": "<\\|end_message\\|>|<\\|content_model_end_sampling\\|>"
+    },
+    "tool_calls": {
+      "open": "<|content_invoke_tool_json|>",
+      "close_pattern": "<\\|end_message\\|>|<\\|content_model_end_sampling\\|>",
+      "repeats": true, "content": "json",
+      "transform": {"type": "function", "function": {"name": "{content.name}", "arguments": "{content.args}"}}
+    },
+    "thinking_block": {
+      "open": "<|content_thinking|>",
+      "close_pattern": "<\\|end_message\\|>|<\\|content_model_end_sampling\\|>"
+    },
+    "tool_json": {
+      "open": "<|content_invoke_tool_json|>",
+      "close_pattern": "<\\|end_message\\|>|<\\|content_model_end_sampling\\|>"
+    },
+    "markers": {
+      "open": ["<|content_text|>", "<|content_invoke_tool_text|>", "<|content_tool_error|>",
+               "<|end_message|>", "<|content_model_end_sampling|>"],
+      "close_pattern": "(?=)"
+    },
+    "content": {}
+  }
+}"##;

@@ -11,7 +11,7 @@ use super::typed::Typing;
 mod json;
 
 /// The built-in templates: each name (also a parser name of both kinds) with its JSON.
-const BUILTIN: [(&str, &str); 46] = [
+const BUILTIN: [(&str, &str); 47] = [
     ("qwen3_template", json::QWEN3),
     ("qwen3_coder", json::QWEN3_CODER),
     ("deepseek_r1_template", json::DEEPSEEK_R1),
@@ -58,6 +58,7 @@ const BUILTIN: [(&str, &str); 46] = [
     ("hy_v4", json::HY_V4),
     ("plamo3", json::PLAMO3),
     ("poolside_v1", json::POOLSIDE_V1),
+    ("inkling", json::INKLING),
 ];
 
 /// The built-in templates' names, each also a parser name of both kinds.
@@ -99,6 +100,7 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "deepseek_v41" => Some(true),
         "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" | "kimi_k3" | "hy_v3"
         | "hy_v4" | "plamo3" | "poolside_v1" => Some(false),
+        "inkling" => Some(true),
         _ => None,
     }
 }

@@ -170,6 +170,10 @@ impl TemplateState {
                             let mut sink =
                                 Sink::keyed(&mut self.calls, k.rules, out, name, arguments);
                             scan.close(&mut sink);
+                            // A sent call that had no arguments value gets `{}`.
+                            if scan.sent_without_arguments() {
+                                sink.push_arguments("{}");
+                            }
                         }
                     }
                     Calls::Tags {

@@ -189,5 +189,8 @@ fn poolside_keeps_strings_and_reads_the_rest() {
     assert_eq!(pool("3", None), "3");
     assert_eq!(pool("True", None), "true");
     assert_eq!(pool("{'a': (1,)}", None), r#"{"a": [1]}"#);
-    assert_eq!(pool(" x y ", Some(r#"{"type": ["string", "null"]}"#)), r#""x y""#);
+    assert_eq!(
+        pool(" x y ", Some(r#"{"type": ["string", "null"]}"#)),
+        r#""x y""#
+    );
 }
