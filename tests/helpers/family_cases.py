@@ -34,6 +34,8 @@ class Case:
     kwargs: dict[str, Any] | None = None
     #: The request's tools, in place of the four of ``helpers.parsers_oracle``.
     tools: list[dict[str, Any]] | None = None
+    #: Other fields of the request, such as ``tool_choice``.
+    request: dict[str, Any] | None = None
 
 
 @functools.cache
@@ -69,7 +71,7 @@ def check(case: Case, mode: str, **request_fields: Any) -> None:
     (``request_fields``: fields set in the chat request, such as ``tool_choice``)."""
     r = _derenderer(case.fixture, case.reasoning, case.tool, mode)
     extra = {} if case.kwargs is None else {"chat_template_kwargs": case.kwargs}
-    request = chat_request(**extra, **request_fields)
+    request = chat_request(**extra, **(case.request or {}), **request_fields)
     if case.tools is not None:
         request["tools"] = case.tools
     prompt, gen = encode(case.fixture, case.prompt), encode(case.fixture, case.text)

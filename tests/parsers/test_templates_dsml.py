@@ -506,6 +506,61 @@ CASES = [
         Message("Sunny.", "", ()),
         kwargs={"thinking": False},
     ),
+    # --- edge cases ------------------------------------------------------------------------
+    _case(
+        "v4-text-between-the-block-marker-and-a-call",
+        V4,
+        HEAD,
+        "Plan.</think>" + f"<{D}tool_calls>\nnote\n" + CITY + f"</{D}tool_calls>",
+        Message("", "Plan.", (PARIS,)),
+    ),
+    _case(
+        "v4-the-block-marker-ends-reasoning-before-text",
+        V4,
+        HEAD,
+        "Plan." + f"<{D}tool_calls>\nnote\n" + CITY + f"</{D}tool_calls>",
+        Message("", "Plan.", (PARIS,)),
+    ),
+    _case(
+        "v32-a-quote-in-a-name",
+        V32,
+        HEAD,
+        _block(_invoke('get"weather', _param("city", "Paris"))),
+        Message("", "", (('get"weather', '{"city": "Paris"}'),)),
+    ),
+    _case(
+        "v32-a-quote-in-a-key-is-no-parameter",
+        V32,
+        HEAD,
+        _block(_invoke("get_weather", _param('ci"ty', "Paris"))),
+        Message("", "", (("get_weather", "{}"),)),
+    ),
+    # `tool_choice: "none"`: the call block is dropped, as vLLM drops it; beside `deepseek_v3`
+    # reasoning (V3.2's pair) vLLM keeps it as content, and so does this.
+    _case(
+        "v32-tool-choice-none",
+        V32,
+        HEAD,
+        "Hi " + _block(CITY),
+        Message("Hi ", "", ()),
+        request={"tool_choice": "none"},
+    ),
+    _case(
+        "v4-tool-choice-none",
+        V4,
+        HEAD,
+        "Plan.</think>Hi " + _v4block(CITY),
+        Message("Hi ", "Plan.", ()),
+        request={"tool_choice": "none"},
+    ),
+    _case(
+        "pair-tool-choice-none",
+        PAIR,
+        HEAD,
+        "Hi " + _block(CITY),
+        Message("Hi " + _block(CITY), "", ()),
+        request={"tool_choice": "none"},
+    ),
 ]
 
 

@@ -7,7 +7,7 @@ marker and the block's text up to ``<|end_message|>`` (or ``<|content_model_end_
 ``<|content_invoke_tool_text|>`` and ``<|content_tool_error|>`` blocks content. The output goes
 on from the prompt's ``<|message_model|>`` (the prompt is read after its last
 ``<|end_message|>``). A thinking block where reasoning is not parsed, and a call block where
-calls are not (``tool_choice: "none"``), are dropped.
+the request turns calls off (``tool_choice: "none"``), are dropped.
 
 The markers are special tokens of ``inkling-derived`` (Qwen3's vocabulary with Inkling's eight
 markers added). Each case's expected message is vLLM 0.33.0's whole answer for the same text,
@@ -130,12 +130,12 @@ CASES = [
         CALL + '{"name":"get_weather","args":"{\\"city\\": \\"Paris\\"}"}' + END,
         Message("", "", (("get_weather", '"{\\"city\\": \\"Paris\\"}"'),)),
     ),
-    # Without a tool parser vLLM keeps the call block as content; it is dropped here, as
-    # under `tool_choice: "none"`.
+    # Without a tool parser the call block is content, as vLLM keeps it, but for its
+    # `<|end_message|>`, which is dropped as everywhere.
     _i(
-        "reasoning-parser-only",
+        "reasoning-parser-only-keeps-the-block",
         THINK + "Plan." + END + MODEL + WEATHER,
-        Message("", "Plan.", ()),
+        Message(WEATHER[: -len(END)], "Plan.", ()),
         tool=None,
     ),
 ]

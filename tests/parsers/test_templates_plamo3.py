@@ -9,8 +9,9 @@ PLaMo 3's markers are built of pieces, ``<|plamo:begin_`` + ``think`` + ``:plamo
 - calls in a ``<|plamo:begin_tool_requests:plamo|>`` block, each a ``begin_tool_request`` with
   its name between ``begin_tool_name`` and ``end_tool_name``, then JSON arguments after
   ``<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>`` (none: ``{}``);
-  the block's other text is dropped, and so is the block under ``tool_choice: "none"``; text
-  after the block is content; whitespace-only content before it is dropped.
+  the block's other text is dropped, and so is the block under ``tool_choice: "none"`` (without
+  a tool parser it is content); text after the block is content; whitespace-only content before
+  it is dropped.
 
 Each case's expected message is vLLM 0.33.0's whole answer for the same text, names, prompt and
 fixture (``vllm/parser/plamo3.py`` through its engine adapters, run on CPU from the 0.33.0 wheel;
@@ -218,12 +219,10 @@ CASES = [
         Message(THINK + "P." + END_THINK, "", (PARIS,)),
         reasoning=None,
     ),
-    # Without a tool parser vLLM keeps the block as content; it is dropped here, as under
-    # `tool_choice: "none"`.
     _p(
-        "reasoning-parser-only",
+        "reasoning-parser-only-keeps-the-block",
         "P." + END_THINK + block(WEATHER),
-        Message("", "P.", ()),
+        Message(block(WEATHER), "P.", ()),
         tool=None,
     ),
 ]

@@ -22,7 +22,8 @@
 //!   `thinking` (reasoning); `tool_calls`; `tool_text` (our addition), the text of a call
 //!   block around its calls (from the block's marker, its open delimiter, and from where each
 //!   call closes, to the next call's open or the field's own close), dropped and watched only
-//!   where calls are parsed; any
+//!   where calls are parsed; `tools_block` (our addition), a call block dropped where the tool
+//!   parser is named and the request turns calls off (`tool_choice: "none"`); any
 //!   other field's text is dropped. Text fields stream stripped of surrounding whitespace per
 //!   region (`content_args.strip`, default on); a field's later regions are sent after its
 //!   earlier ones (with `join` between them), where `parse_response` keeps only the last

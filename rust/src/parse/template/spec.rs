@@ -21,6 +21,10 @@ pub(crate) enum Role {
     /// call opens); dropped, and watched only where calls are parsed (else its delimiters are
     /// text where they are).
     CallText,
+    /// A call block where the tool parser is named but the request turns calls off
+    /// (`tools_block`, our addition: `tool_choice: "none"`, no tools): dropped, as vLLM's
+    /// parsers drop it then; watched only there.
+    CallsOff,
     /// A field the chat message has no place for: its text is dropped.
     Other,
 }
@@ -382,6 +386,7 @@ impl Template {
                 "reasoning_content" | "reasoning" | "thinking" => Role::Reasoning,
                 "tool_calls" => Role::Tools(calls(&scope, &f, open.as_ref())?),
                 "tool_text" => Role::CallText,
+                "tools_block" => Role::CallsOff,
                 _ => Role::Other,
             };
             let strip = f

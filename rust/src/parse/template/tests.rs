@@ -564,13 +564,19 @@ fn dsml_calls_read_the_string_attribute_and_drop_the_block_text() {
 }
 
 #[test]
-fn tool_text_is_watched_only_where_calls_are_parsed() {
+fn a_call_block_stays_where_calls_are_not_named_and_drops_where_turned_off() {
     let (_, t) = TemplateParser::builtin("deepseek_v32").unwrap();
+    let out = "A <｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n</｜DSML｜invoke>\n\
+               </｜DSML｜function_calls> B";
     let mut k = knobs();
     k.tools = false;
-    let out = "A <｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n</｜DSML｜invoke>\nB";
     let m = run(&t, k, "<｜Assistant｜>", &[out]);
     assert_eq!((m.0.as_str(), m.2.len()), (out, 0));
+    // Named, and turned off by the request (`tool_choice: "none"`): dropped.
+    let mut k = knobs();
+    k.rules.enabled = false;
+    let m = run(&t, k, "<｜Assistant｜>", &[out]);
+    assert_eq!((m.0.as_str(), m.2.len()), ("AB", 0));
 }
 
 #[test]

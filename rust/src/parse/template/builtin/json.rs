@@ -561,7 +561,7 @@ pub(super) const DEEPSEEK_V32: &str = r##"{
   "start_anchor": "<｜Assistant｜>",
   "fields": {
     "tool_calls": {
-      "open_pattern": "<｜DSML｜invoke name=\"(?P<name>[^\"]*)\">",
+      "open_pattern": "<｜DSML｜invoke name=\"(?P<name>.*?)\">",
       "close_pattern": "</｜DSML｜invoke>|</｜DSML｜function_calls>",
       "repeats": true, "content": "xml-inline",
       "content_args": {
@@ -574,6 +574,7 @@ pub(super) const DEEPSEEK_V32: &str = r##"{
       "open": "<｜DSML｜function_calls>",
       "close_pattern": "(?=<｜DSML｜invoke name=\")"
     },
+    "tools_block": {"open": "<｜DSML｜function_calls>", "close": "</｜DSML｜function_calls>"},
     "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}
   }
 }"##;
@@ -587,7 +588,7 @@ pub(super) const DEEPSEEK_V4: &str = r##"{
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
     "thinking": {"open": "</think>", "close_pattern": "(?=)"},
     "tool_calls": {
-      "open_pattern": "(?:<｜DSML｜(?:tool_calls|toolcalls|tool)>\\s*)?<｜DSML｜invoke name=\"(?P<name>[^\"]*)\">",
+      "open_pattern": "(?:<｜DSML｜(?:tool_calls|toolcalls|tool)>\\s*)?<｜DSML｜invoke name=\"(?P<name>.*?)\">",
       "close_pattern": "</｜DSML｜invoke>|</｜DSML｜tool_calls>",
       "repeats": true, "content": "xml-inline",
       "content_args": {
@@ -600,6 +601,7 @@ pub(super) const DEEPSEEK_V4: &str = r##"{
       "open": ["<｜DSML｜tool_calls>", "<｜DSML｜toolcalls>", "<｜DSML｜tool>"],
       "close_pattern": "(?=<｜DSML｜invoke name=\")"
     },
+    "tools_block": {"open": ["<｜DSML｜tool_calls>", "<｜DSML｜toolcalls>", "<｜DSML｜tool>"], "close": ["</｜DSML｜tool_calls>", "</｜DSML｜toolcalls>", "</｜DSML｜tool>"]},
     "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}
   }
 }"##;
@@ -612,7 +614,7 @@ pub(super) const DEEPSEEK_V41: &str = r##"{
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
     "thinking": {"open": "</think>", "close_pattern": "(?=)"},
     "tool_calls": {
-      "open_pattern": "(?:<｜DSML｜ calls>\\s*)?<｜DSML｜ invoke name=\"(?P<name>[^\"]*)\">",
+      "open_pattern": "(?:<｜DSML｜ calls>\\s*)?<｜DSML｜ invoke name=\"(?P<name>.*?)\">",
       "close_pattern": "</｜DSML｜ invoke>|</｜DSML｜ calls>",
       "repeats": true, "content": "xml-inline",
       "content_args": {
@@ -625,6 +627,7 @@ pub(super) const DEEPSEEK_V41: &str = r##"{
       "open": "<｜DSML｜ calls>",
       "close_pattern": "(?=<｜DSML｜ invoke name=\")"
     },
+    "tools_block": {"open": "<｜DSML｜ calls>", "close": "</｜DSML｜ calls>"},
     "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*"}
   }
 }"##;
@@ -718,7 +721,7 @@ pub(super) const HY_V4: &str = r##"{
 /// `begin_tool_request` holding its name between `begin_tool_name` and `end_tool_name` and its
 /// JSON arguments after `<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>`.
 /// The block's other text, the end-of-turn `<|plamo:tag|>` and (where reasoning is on) a stray
-/// `end_think` are dropped; so is the block where calls are not parsed. A call without
+/// `end_think` are dropped; so is the block where the request turns calls off. A call without
 /// arguments has `{}`. The prompt is not read.
 pub(super) const PLAMO3: &str = r##"{
   "start_anchor_pattern": "\\z",
@@ -769,7 +772,7 @@ pub(super) const POOLSIDE_V1: &str = r##"{
 /// and the block's text to `<|end_message|>` (or `<|content_model_end_sampling|>`): thinking
 /// blocks are reasoning, `<|content_invoke_tool_json|>` blocks a call's `{"name", "args"}`
 /// JSON, the others content. A thinking block where reasoning is not parsed, and a call block
-/// where calls are not, are dropped. The prompt is read after its last `<|end_message|>` (the
+/// where the request turns calls off, are dropped. The prompt is read after its last `<|end_message|>` (the
 /// output goes on from its `<|message_model|>`).
 pub(super) const INKLING: &str = r##"{
   "start_anchor": "<|end_message|>",
@@ -789,7 +792,7 @@ pub(super) const INKLING: &str = r##"{
       "open": "<|content_thinking|>",
       "close_pattern": "<\\|end_message\\|>|<\\|content_model_end_sampling\\|>"
     },
-    "tool_json": {
+    "tools_block": {
       "open": "<|content_invoke_tool_json|>",
       "close_pattern": "<\\|end_message\\|>|<\\|content_model_end_sampling\\|>"
     },

@@ -307,7 +307,7 @@ impl TemplateState {
         };
         self.opened = true;
         match &f.role {
-            Role::Other | Role::CallText => {}
+            Role::Other | Role::CallText | Role::CallsOff => {}
             Role::Tools(Calls::Object { name, arguments }) => {
                 let scan = self.scan.get_or_insert_with(Scan::default);
                 let mut sink = Sink::keyed(&mut self.calls, k.rules, out, name, arguments);

@@ -84,6 +84,7 @@ impl Knobs<'_> {
         match role {
             Role::Reasoning => self.reasoning,
             Role::Tools(_) | Role::CallText => self.tools && self.rules.enabled,
+            Role::CallsOff => self.tools && !self.rules.enabled,
             _ => true,
         }
     }
@@ -420,6 +421,16 @@ impl TemplateState {
                     for (i, f) in t.fields.iter().enumerate() {
                         let Some(d) = f.open.as_ref().filter(|_| matches!(f.role, Role::Tools(_)))
                         else {
+                            // A call block's marker ends it too, where calls are parsed and
+                            // the marker begins with the lead (text may come before the call).
+                            if let (Some(d), Some(lead)) = (
+                                f.open
+                                    .as_ref()
+                                    .filter(|_| matches!(f.role, Role::CallText) && k.on(&f.role)),
+                                k.reasoning_call_lead,
+                            ) {
+                                consider(i, true, d, &f.name, lead, false);
+                            }
                             continue;
                         };
                         match k.reasoning_call_lead {

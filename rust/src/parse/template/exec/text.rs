@@ -65,7 +65,7 @@ impl TemplateState {
                         out.push_arguments(self.calls.saturating_sub(1), &piece);
                     }
                 }
-                Role::Other | Role::CallText => {}
+                Role::Other | Role::CallText | Role::CallsOff => {}
             }
         }
         let holds = self.texted || matches!(strip, Strip::Trailing | Strip::Lead);
