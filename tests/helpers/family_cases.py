@@ -49,6 +49,18 @@ def _derenderer(fixture: str, reasoning: str | None, tool: str | None, mode: str
     )
 
 
+def tools_of(name: str, properties: dict[str, Any]) -> list[dict[str, Any]]:
+    """A request's tools: the one function ``name``, of these properties."""
+    parameters = {"type": "object", "properties": properties}
+    return [{"type": "function", "function": {"name": name, "parameters": parameters}}]
+
+
+def case_named(cases: list[Case], label: str) -> Case:
+    """The case of ``cases`` with this label."""
+    (case,) = (c for c in cases if c.label == label)
+    return case
+
+
 def chunks(ids: list[int], shape: str) -> list[list[int]]:
     """``ids`` cut ``shape`` at a time, or at random widths of 1 to 7 (``"random"``)."""
     if shape == "random":

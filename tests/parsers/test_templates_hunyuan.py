@@ -38,7 +38,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from helpers.family_cases import Case, check
+from helpers.family_cases import Case, case_named, check, tools_of
 from helpers.parsers_oracle import Message
 
 HEAD = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
@@ -63,12 +63,7 @@ def block(*calls: str) -> str:
 WEATHER = call("get_weather", arg("city", "Paris"))
 
 
-def _tool(name: str, properties: dict[str, Any]) -> list[dict[str, Any]]:
-    parameters = {"type": "object", "properties": properties}
-    return [{"type": "function", "function": {"name": name, "parameters": parameters}}]
-
-
-CALC = _tool(
+CALC = tools_of(
     "calc",
     {
         "i": {"type": "integer"},
@@ -278,7 +273,7 @@ CASES = [
             )
         ),
         Message("", "", (("calc", '{"d": [1, 2], "e": {"a": [null, true]}, "a": 5, "c": "x"}'),)),
-        tools=_tool(
+        tools=tools_of(
             "calc",
             {
                 "d": {"type": "tuple"},
@@ -362,13 +357,13 @@ def test_whole_and_streamed(case: Case, mode: str) -> None:
 def test_the_requests_reasoning_effort_comes_first() -> None:
     """The request's ``reasoning_effort`` is read before ``chat_template_kwargs``' (vLLM's
     chat parameters put it in the kwargs the parser gets)."""
-    (case,) = (c for c in CASES if c.label == "hy_v3-no-think")
+    case = case_named(CASES, "hy_v3-no-think")
     check(
         replace(case, expected=Message("It is sunny.", "Plan.", ())),
         "resumable",
         reasoning_effort="high",
     )
-    (case,) = (c for c in CASES if c.label == "hy_v3-effort-not-given-all-content")
+    case = case_named(CASES, "hy_v3-effort-not-given-all-content")
     check(
         replace(case, expected=Message("It is sunny.", "Plan.", ())),
         "resumable",
@@ -377,7 +372,7 @@ def test_the_requests_reasoning_effort_comes_first() -> None:
 
 
 def test_tool_choice_none_and_parallel_tool_calls() -> None:
-    (case,) = (c for c in CASES if c.label == "hy_v3-two-calls")
+    case = case_named(CASES, "hy_v3-two-calls")
     check(replace(case, expected=Message("", "", (PARIS,))), "resumable", parallel_tool_calls=False)
     check(replace(case, expected=Message(case.text, "", ())), "resumable", tool_choice="none")
 
@@ -567,14 +562,14 @@ def test_v4_whole_and_streamed(case: Case, mode: str) -> None:
 
 
 def test_v4_effort_tool_choice_none_and_parallel_tool_calls() -> None:
-    (case,) = (c for c in V4_CASES if c.label == "hy_v4-no-think")
+    case = case_named(V4_CASES, "hy_v4-no-think")
     # The request's effort comes first.
     check(
         replace(case, expected=Message("It is sunny.", "Plan.", ())),
         "resumable",
         reasoning_effort="low",
     )
-    (case,) = (c for c in V4_CASES if c.label == "hy_v4-two-calls")
+    case = case_named(V4_CASES, "hy_v4-two-calls")
     check(
         replace(case, expected=Message("", "P.", (PARIS,))), "resumable", parallel_tool_calls=False
     )
@@ -587,7 +582,7 @@ def test_v4_effort_tool_choice_none_and_parallel_tool_calls() -> None:
 
 def test_v4_markers_with_the_checkpoints_suffix() -> None:
     """``<tool_calls:SUFFIX>`` and the other markers with a suffix read as without one."""
-    (case,) = (c for c in V4_CASES if c.label == "hy_v4-two-calls")
+    case = case_named(V4_CASES, "hy_v4-two-calls")
     suffixed = case.text
     for marker in ("tool_calls", "tool_call", "arg_key", "arg_value", "think"):
         suffixed = suffixed.replace(f"<{marker}>", f"<{marker}:6124c78e>")

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from helpers.family_cases import Case, check
+from helpers.family_cases import Case, case_named, check
 from helpers.parsers_oracle import Message
 
 MODEL, TEXT, THINK = "<|message_model|>", "<|content_text|>", "<|content_thinking|>"
@@ -148,6 +148,6 @@ def test_whole_and_streamed(case: Case, mode: str) -> None:
 
 
 def test_tool_choice_none_and_parallel_tool_calls() -> None:
-    (case,) = (c for c in CASES if c.label == "inkling-two-calls")
+    case = case_named(CASES, "inkling-two-calls")
     check(replace(case, expected=Message("", "", (PARIS,))), "resumable", parallel_tool_calls=False)
     check(replace(case, expected=Message("", "", ())), "resumable", tool_choice="none")

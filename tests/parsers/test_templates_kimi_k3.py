@@ -34,7 +34,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from helpers.family_cases import Case, check
+from helpers.family_cases import Case, case_named, check
 from helpers.parsers_oracle import Message
 
 OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
@@ -313,8 +313,7 @@ def test_whole_and_streamed(case: Case, mode: str) -> None:
 
 def _case(label: str, fixture: str = "qwen3", **kw: Any) -> Case:
     """A case of this file with another fixture or request."""
-    (case,) = (c for c in CASES if c.label == f"kimi_k3-{label}")
-    return replace(case, fixture=fixture, **kw)
+    return replace(case_named(CASES, f"kimi_k3-{label}"), fixture=fixture, **kw)
 
 
 def test_tool_choice_none_drops_the_tools_channel() -> None:

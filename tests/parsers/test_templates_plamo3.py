@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from helpers.family_cases import Case, check
+from helpers.family_cases import Case, case_named, check
 from helpers.parsers_oracle import Message
 
 HEAD = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
@@ -236,7 +236,7 @@ def test_whole_and_streamed(case: Case, mode: str, fixture: str) -> None:
 
 
 def test_tool_choice_none_and_parallel_tool_calls() -> None:
-    (case,) = (c for c in CASES if c.label == "plamo3-two-calls")
+    case = case_named(CASES, "plamo3-two-calls")
     check(
         replace(case, expected=Message("", "P.", (PARIS,))), "resumable", parallel_tool_calls=False
     )

@@ -25,31 +25,23 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from helpers.family_cases import Case, check
+from helpers.family_cases import Case, case_named, check, tools_of
 from helpers.parsers_oracle import Message
 
 HEAD = "<|im_start|>user\nWeather?<|im_end|>\n<assistant>"
 ON = {"thinking": True}
 PARIS = ("get_weather", '{"city": "Paris"}')
 TIME = ("get_time", "{}")
-CALC: list[dict[str, Any]] = [
+CALC = tools_of(
+    "calc",
     {
-        "type": "function",
-        "function": {
-            "name": "calc",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "i": {"type": "integer"},
-                    "s": {"type": "string"},
-                    "b": {"type": "boolean"},
-                    "l": {"type": "array"},
-                    "u": {"type": ["string", "null"]},
-                },
-            },
-        },
-    }
-]
+        "i": {"type": "integer"},
+        "s": {"type": "string"},
+        "b": {"type": "boolean"},
+        "l": {"type": "array"},
+        "u": {"type": ["string", "null"]},
+    },
+)
 
 
 def arg(key: str, value: str) -> str:
@@ -242,6 +234,6 @@ def test_whole_and_streamed(case: Case, mode: str) -> None:
 
 
 def test_tool_choice_none_and_parallel_tool_calls() -> None:
-    (case,) = (c for c in CASES if c.label == "poolside_v1-two-calls")
+    case = case_named(CASES, "poolside_v1-two-calls")
     check(replace(case, expected=Message("", "", (PARIS,))), "resumable", parallel_tool_calls=False)
     check(replace(case, expected=Message(case.text, "", ())), "resumable", tool_choice="none")

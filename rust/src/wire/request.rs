@@ -107,17 +107,20 @@ impl Ask {
         let named = choice.is_some_and(|c| c.starts_with('{'));
         let none = choice == Some("\"none\"");
         let has_tools = req.tools.as_ref().is_some_and(|t| !t.is_empty());
+        // `chat_template_kwargs` is read once; each parser's rule reads its switches.
+        let s = switches(req);
+        let effort = effort(req, &s);
         Ask {
             rules: ToolRules {
                 enabled: has_tools && !none,
                 parallel: req.parallel_tool_calls.unwrap_or(true),
-                thinking: thinking(req),
-                thinking_asked: thinking_asked(req),
-                thinking_unless_off: thinking_unless_off(req),
-                thinking_unless_given_off: thinking_unless_given_off(req),
-                thinking_first: thinking_first(req),
-                effort_thinks: effort(req).is_some_and(|e| e != "no_think"),
-                effort_thinks_by_default: effort(req).is_none_or(|e| e != "no_think"),
+                thinking: thinking(req, &s),
+                thinking_asked: thinking_asked(req, &s),
+                thinking_unless_off: thinking_unless_off(req, &s),
+                thinking_unless_given_off: thinking_unless_given_off(req, &s),
+                thinking_first: thinking_first(req, &s),
+                effort_thinks: effort.as_deref().is_some_and(|e| e != "no_think"),
+                effort_thinks_by_default: effort.as_deref().is_none_or(|e| e != "no_think"),
             },
             include_reasoning: req.include_reasoning.unwrap_or(true),
             named,
@@ -186,19 +189,19 @@ fn effort_on(req: &Request<'_>) -> Option<bool> {
 
 /// Whether thinking is on, as vLLM's `qwen3` parser reads it: `chat_template_kwargs`'
 /// `enable_thinking` by Python truth (absent: true), else `reasoning_effort` not `"none"`.
-fn thinking(req: &Request<'_>) -> bool {
-    match switches(req).enable_thinking {
-        Some(v) => truthy(&v),
+fn thinking(req: &Request<'_>, s: &Switches) -> bool {
+    match &s.enable_thinking {
+        Some(v) => truthy(v),
         None => effort_on(req).unwrap_or(true),
     }
 }
 
 /// Whether thinking is on, as vLLM's `kimi_k3` parser reads it: `chat_template_kwargs`'
 /// `thinking` by Python truth where it is given and not null, else as [`thinking`] reads it.
-fn thinking_first(req: &Request<'_>) -> bool {
-    match switches(req).thinking.filter(|v| !v.is_null()) {
-        Some(v) => truthy(&v),
-        None => thinking(req),
+fn thinking_first(req: &Request<'_>, s: &Switches) -> bool {
+    match s.thinking.as_ref().filter(|v| !v.is_null()) {
+        Some(v) => truthy(v),
+        None => thinking(req, s),
     }
 }
 
@@ -206,12 +209,12 @@ fn thinking_first(req: &Request<'_>) -> bool {
 /// `reasoning_effort` (vLLM's chat parameters put it in the kwargs the parser gets) and
 /// `chat_template_kwargs.reasoning_effort` that is true by Python truth, as its JSON text (a
 /// string unquoted).
-fn effort(req: &Request<'_>) -> Option<String> {
+fn effort(req: &Request<'_>, s: &Switches) -> Option<String> {
     let given = req
         .reasoning_effort
         .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok())
         .filter(truthy)
-        .or_else(|| switches(req).reasoning_effort.filter(truthy))?;
+        .or_else(|| s.reasoning_effort.clone().filter(truthy))?;
     Some(match given {
         serde_json::Value::String(s) => s,
         other => other.to_string(),
@@ -222,8 +225,7 @@ fn effort(req: &Request<'_>) -> Option<String> {
 /// `chat_template_kwargs`' `thinking` or `enable_thinking` by Python truth (absent: false);
 /// without `enable_thinking`, a `reasoning_effort` other than `"none"` sets it (vLLM's chat
 /// parameters add it to the kwargs the parser gets).
-fn thinking_asked(req: &Request<'_>) -> bool {
-    let s = switches(req);
+fn thinking_asked(req: &Request<'_>, s: &Switches) -> bool {
     let enable = match &s.enable_thinking {
         Some(v) => truthy(v),
         None => effort_on(req).unwrap_or(false),
@@ -235,13 +237,13 @@ fn thinking_asked(req: &Request<'_>) -> bool {
 /// `chat_template_kwargs` has neither `thinking` nor `enable_thinking` (a null is given;
 /// `reasoning_effort` stands for `enable_thinking`, true unless `"none"`), else when either is
 /// true by Python truth; and off where `chat_template_kwargs.reasoning_effort` is `"none"`.
-fn thinking_unless_given_off(req: &Request<'_>) -> bool {
-    let s = switches(req);
+fn thinking_unless_given_off(req: &Request<'_>, s: &Switches) -> bool {
     let effort_none = s.reasoning_effort.as_ref().and_then(|e| e.as_str()) == Some("none");
-    let thinking = s.thinking.map(|v| truthy(&v));
+    let thinking = s.thinking.as_ref().map(truthy);
     let enable = s
         .enable_thinking
-        .map(|v| truthy(&v))
+        .as_ref()
+        .map(truthy)
         .or_else(|| effort_on(req));
     let on = match (thinking, enable) {
         (None, None) => true,
@@ -254,11 +256,10 @@ fn thinking_unless_given_off(req: &Request<'_>) -> bool {
 /// `chat_template_kwargs` has neither `thinking` nor `enable_thinking` (a null is none;
 /// `reasoning_effort` stands for `enable_thinking`, true unless `"none"`), else when either is
 /// true by Python truth.
-fn thinking_unless_off(req: &Request<'_>) -> bool {
-    let s = switches(req);
-    let given = |v: Option<serde_json::Value>| v.filter(|v| !v.is_null()).map(|v| truthy(&v));
-    let thinking = given(s.thinking);
-    let enable = given(s.enable_thinking).or_else(|| effort_on(req));
+fn thinking_unless_off(req: &Request<'_>, s: &Switches) -> bool {
+    let given = |v: &Option<serde_json::Value>| v.as_ref().filter(|v| !v.is_null()).map(truthy);
+    let thinking = given(&s.thinking);
+    let enable = given(&s.enable_thinking).or_else(|| effort_on(req));
     match (thinking, enable) {
         (None, None) => true,
         (t, e) => t.unwrap_or(false) || e.unwrap_or(false),
