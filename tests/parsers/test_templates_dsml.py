@@ -271,8 +271,8 @@ CASES = [
         f'<{D}function_calls>\n<{D}invoke name="get_weather">\n' + _param("city", "Paris"),
         Message("", "", (PARIS,)),
     ),
-    # The parameter cut by the end is dropped, as vLLM's whole answer drops it; its streams send
-    # '{"unit": "celsius", "city": "', which is not JSON.
+    # The string value cut by the end ends there (its text is sent as it comes). vLLM's whole
+    # answer drops it; its streams send '{"unit": "celsius", "city": "', which is not JSON.
     _case(
         "v32-cut-by-length",
         V32,
@@ -280,7 +280,7 @@ CASES = [
         f'<{D}function_calls>\n<{D}invoke name="get_weather">\n'
         + _param("unit", "celsius")
         + f'<{D}parameter name="city" string="true">Par',
-        Message("", "", (("get_weather", '{"unit": "celsius"}'),)),
+        Message("", "", (("get_weather", '{"unit": "celsius", "city": "Par"}'),)),
         finish="length",
     ),
     _case(
@@ -444,7 +444,7 @@ CASES = [
         + f'<{D}tool_calls>\n<{D}invoke name="get_weather">\n'
         + _param("city", "Paris")
         + f'<{D}parameter name="unit" string="true">cel',
-        Message("", "Plan.", (PARIS,)),
+        Message("", "Plan.", (("get_weather", '{"city": "Paris", "unit": "cel"}'),)),
         finish="length",
     ),
     _case(

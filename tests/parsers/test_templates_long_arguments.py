@@ -1,5 +1,5 @@
-"""A tag-form call's argument longer than the 16 KiB the executor once carried: whole and
-streamed, its text is all there (the call's text travels in the state until the call closes,
+"""A tag-form call's argument of about 46 KB: whole and streamed, its text is all there (a
+string value's text is sent as it comes; a call's text kept for its close travels in the state,
 up to 1 MiB)."""
 
 from __future__ import annotations

@@ -94,12 +94,12 @@ CASES = [
         "</think>Let me check. " + _call("get_time"),
         Message("Let me check. ", "", (TIME,)),
     ),
-    # A parameter cut before its close is dropped, as vLLM's whole answer drops it; its streams
-    # send '{"city": "Pa', which is not JSON.
+    # A string value the output cuts ends there (its text is sent as it comes). vLLM's whole
+    # answer drops it (`{}`); its streams send '{"city": "Pa', which is not JSON.
     _m(
         "cut-by-length",
         "</think><tool_call><function=get_weather><parameter=city>Pa",
-        Message("", "", (("get_weather", "{}"),)),
+        Message("", "", (("get_weather", '{"city": "Pa"}'),)),
         finish="length",
     ),
     _m(
@@ -115,8 +115,8 @@ CASES = [
         tool=None,
     ),
     # A parameter left open ends where the next begins, as vLLM 0.33.0 reads it (whole and
-    # streamed); one left open before `</function>` is dropped, as its whole answer drops it
-    # (its streams send it open, not JSON).
+    # streamed). One left open before `</function>` ends there (a string value's text is sent
+    # as it comes); vLLM's whole answer drops it (`{}`), its streams send it open, not JSON.
     _m(
         "unclosed-before-the-next",
         "<think>r</think><tool_call><function=get_weather><parameter=city>Paris"
@@ -127,7 +127,7 @@ CASES = [
         "unclosed-before-function",
         "<think>r</think><tool_call><function=get_weather><parameter=city>Paris"
         "</function></tool_call>",
-        Message("", "r", (("get_weather", "{}"),)),
+        Message("", "r", (("get_weather", '{"city": "Paris"}'),)),
     ),
 ]
 

@@ -96,12 +96,12 @@ CASES = [
         ),
         tools=CALC,
     ),
-    # A parameter cut before its close is dropped, as vLLM's whole answer drops it; its streams
-    # send '{"city": "Pa', which is not JSON.
+    # A string value the output cuts ends there (its text is sent as it comes). vLLM's whole
+    # answer drops it (`{}`); its streams send '{"city": "Pa', which is not JSON.
     _s(
         "cut-by-length",
         "</think>\n<tool_call>\n<function=get_weather>\n<parameter=city>\nPa",
-        Message("", "", (("get_weather", "{}"),)),
+        Message("", "", (("get_weather", '{"city": "Pa"}'),)),
         finish="length",
     ),
     _s("reasoning-cut", "Plan", Message("", "Plan", ()), finish="length"),

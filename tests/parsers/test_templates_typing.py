@@ -101,7 +101,9 @@ UNPARSED: Pairs = [
     ("e", "3.5"),
     ("n2", "1e3"),
 ]
-# A repeated key keeps its first place and takes the last value.
+# A repeated key is sent twice, as written (each tag is sent as it comes): read as JSON, the
+# last value counts. vLLM's whole answer keeps the key's first place with the last value,
+# '{"days": 0, "temp": 1e-05, "ok": false, "zip": " 007 "}'.
 ODD: Pairs = [("days", " 1_000 "), ("temp", "0.00001"), ("ok", " FALSE "), ("zip", " 007 "),
               ("days", "-0")]  # fmt: skip
 
@@ -114,7 +116,7 @@ UNPARSED_ARGS = (
     '{"days": "three", "temp": 2, "ok": true, "opts": "not json", "tags": {"a": 1}, '
     '"none": "None", "u": "x", "e": 3.5, "n2": 1000}'
 )
-ODD_ARGS = '{"days": 0, "temp": 1e-05, "ok": false, "zip": " 007 "}'
+ODD_ARGS = '{"days": 1000, "temp": 1e-05, "ok": false, "zip": " 007 ", "days": 0}'
 STRINGS = '{"zip": "75001", "days": "3", "temp": "21.5", "ok": "true"}'
 
 

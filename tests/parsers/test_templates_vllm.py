@@ -202,9 +202,9 @@ CASES = [
         Message("<think>x</think>Let me check.", "", PARIS),
     ),
     # A `<parameter=` before the open one's `</parameter>` ends it, as vLLM 0.33.0's
-    # `qwen3_coder` and `step3p5` read it (whole and streamed); one left open before
-    # `</function>` or the call's end is dropped, as their whole answers drop it (their streams
-    # send it half-open, `{"city": "Paris`).
+    # `qwen3_coder` and `step3p5` read it (whole and streamed). One left open before
+    # `</function>` or the call's end ends there (a string value's text is sent as it comes);
+    # their whole answers drop it (`{}`) and their streams send it half-open (`{"city": "Paris`).
     *(
         Case(
             f"{name}-{label}",
@@ -222,8 +222,12 @@ CASES = [
                 "<parameter=city>\nParis\n<parameter=unit>\nc\n</parameter>\n</function>\n",
                 '{"city": "Paris", "unit": "c"}',
             ),
-            ("unclosed-before-function", "<parameter=city>\nParis\n</function>\n", "{}"),
-            ("unclosed-at-the-end", "<parameter=city>\nParis\n", "{}"),
+            (
+                "unclosed-before-function",
+                "<parameter=city>\nParis\n</function>\n",
+                '{"city": "Paris"}',
+            ),
+            ("unclosed-at-the-end", "<parameter=city>\nParis\n", '{"city": "Paris"}'),
         )
     ),
 ]

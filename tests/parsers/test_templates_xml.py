@@ -138,11 +138,11 @@ MINIMAX = [
         Message("", "Plan.", (TIME,)),
     ),
     # vLLM's streams send the cut value as far as it came, '{"city": "Pa' (not JSON); its whole
-    # answer, as here, the arguments without it.
+    # answer drops it (`{}`). Here the cut ends it: '{"city": "Pa"}'.
     _m(
         "cut-in-value",
         'Plan.</think><minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Pa',
-        Message("", "Plan.", (("get_weather", "{}"),)),
+        Message("", "Plan.", (("get_weather", '{"city": "Pa"}'),)),
         finish="length",
     ),
     _m(
@@ -264,8 +264,9 @@ MINIMAX = [
         head="]~b]user\nHi[e~[\n]~b]ai\n<think>\nOld.\n</think>\n\nHello.[e~[\n" + MINIMAX_HEAD,
     ),
     # A parameter left open ends where the next begins, its value as written, as vLLM 0.33.0
-    # reads it (whole and streamed); one left open before `</invoke>` is dropped, as its whole
-    # answer drops it (its streams send it open, not JSON).
+    # reads it (whole and streamed). One left open before `</invoke>` ends there (a string
+    # value's text is sent as it comes); vLLM's whole answer drops it (`{}`), its streams send
+    # it open, not JSON.
     _m(
         "unclosed-before-the-next",
         'Plan.</think><minimax:tool_call>\n<invoke name="get_weather">\n'
@@ -277,7 +278,7 @@ MINIMAX = [
         "unclosed-before-invoke",
         'Plan.</think><minimax:tool_call>\n<invoke name="get_weather">\n'
         '<parameter name="city">Paris\n</invoke>\n</minimax:tool_call>',
-        Message("", "Plan.", (("get_weather", "{}"),)),
+        Message("", "Plan.", (("get_weather", '{"city": "Paris"}'),)),
     ),
 ]
 
@@ -358,12 +359,12 @@ SEED = [
         Message("", "Plan.", (TIME,)),
     ),
     # vLLM's streams send the cut value as far as it came, '{"city": "Pa' (not JSON); its whole
-    # answer, as here, the arguments without it.
+    # answer drops it (`{}`). Here the cut ends it: '{"city": "Pa"}'.
     _s(
         "cut-in-value",
         "<seed:think>Plan.</seed:think><seed:tool_call>\n<function=get_weather>\n"
         "<parameter=city>\nPa",
-        Message("", "Plan.", (("get_weather", "{}"),)),
+        Message("", "Plan.", (("get_weather", '{"city": "Pa"}'),)),
         finish="length",
     ),
     _s(
@@ -451,8 +452,8 @@ SEED = [
         "Hello.<seed:eos>" + SEED_HEAD,
     ),
     # A parameter left open ends where the next begins, as vLLM 0.33.0 reads it (whole and
-    # streamed); one left open before `</function>` is dropped, as its whole answer drops it
-    # (its streams send it open, not JSON).
+    # streamed). One left open before `</function>` ends there (a string value's text is sent
+    # as it comes); vLLM's whole answer drops it (`{}`), its streams send it open, not JSON.
     _s(
         "unclosed-before-the-next",
         "<seed:think>Plan.</seed:think><seed:tool_call>\n<function=get_weather>\n"
@@ -464,7 +465,7 @@ SEED = [
         "unclosed-before-function",
         "<seed:think>Plan.</seed:think><seed:tool_call>\n<function=get_weather>\n"
         "<parameter=city>\nParis\n</function>\n</seed:tool_call>",
-        Message("", "Plan.", (("get_weather", "{}"),)),
+        Message("", "Plan.", (("get_weather", '{"city": "Paris"}'),)),
     ),
 ]
 

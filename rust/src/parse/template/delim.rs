@@ -224,6 +224,18 @@ impl Delim {
         })
     }
 
+    /// The pattern, for its group names.
+    pub(crate) fn regex(&self) -> &regex::Regex {
+        &self.re
+    }
+
+    /// The groups of the match that starts at `s` (one [`Delim::find`] found).
+    pub(crate) fn captures_at<'h>(&self, hay: &'h str, s: usize) -> Option<regex::Captures<'h>> {
+        self.re
+            .captures_at(hay, s)
+            .filter(|c| c.get(0).is_some_and(|m| m.start() == s))
+    }
+
     /// Whether a match depends on the text before it (`^`, `\b`, ...).
     pub(crate) fn looks_behind(&self) -> bool {
         self.dfa.universal_start_state(Anchored::Yes).is_none()

@@ -37,7 +37,11 @@
 //!   `{"function": {"name": "{G}", "arguments": "{content}"}}`, G a named group of the open
 //!   pattern, the name is sent when the call opens and the region's text is the arguments (in a dialect with `string_delims` or `unquoted_keys`, converted to JSON when the
 //!   call closes). `xml-inline` content (`tag_pattern` with groups `key` and `value`) gives
-//!   arguments as a JSON object when the call closes. Our additions, for DeepSeek's DSML: a
+//!   arguments as a JSON object: when the call closes, or, under a name whose rules type each
+//!   value alone (vLLM's, `hy_v3`'s) and where the pattern reads `OPEN(?P<value>.*?)END`, tag
+//!   by tag as each value ends, a value that stays a string whatever its text as its text
+//!   comes (a key given twice is then sent twice, and a string value the call's end cuts ends
+//!   there; `content_args.value_stops` names markup that also ends one). Our additions, for DeepSeek's DSML: a
 //!   group `string` makes a tag's value a string where it is `true`, else JSON (its text where
 //!   it is not JSON); a group `next` is where the next tag begins (a tag without its close
 //!   ends there); `content_args.wrappers` lists keys (`arguments`, `input`) that, alone and
@@ -56,7 +60,7 @@
 //!   run to the close delimiter as written.
 //! - A call cut by the end of the output is sent as far as it came (`parse_response` raises).
 //!   A raw JSON call whose arguments never came is sent with `{}`.
-//! - Arguments built when a call closes (`xml-inline`, dialect JSON) are typed by the request's
+//! - Arguments built from tags or dialect JSON are typed by the request's
 //!   tool schema ([`typed`]): under a vLLM tool parser's name (`qwen3_coder`, `glm45`) as vLLM
 //!   types them (each value the tag's text, typed by the types its schema allows; no schema: a
 //!   string; under `hy_v3` by its parser's own rules), otherwise as `parse_response(...,

@@ -40,7 +40,8 @@ pub(crate) enum Calls {
     /// As `Raw`, in a JSON dialect: converted to JSON when the call closes.
     Lax { name: String, dialect: Dialect },
     /// The name is captured by the open delimiter; the text is `key`/`value` tags, made into a
-    /// JSON object of strings (or of JSON values, read leniently) when the call closes. Where
+    /// JSON object of strings (or of JSON values, read leniently): when the call closes, or tag
+    /// by tag as the text comes (`parts`, [`TagParts`]). Where
     /// the tag pattern has a group `string`, a tag whose `string` is `true` holds a string and
     /// any other (or none) JSON, else its text as written (DSML's `string="false"`); a group
     /// `next` is where the next tag begins (a tag without its close ends there).
@@ -58,6 +59,8 @@ pub(crate) enum Calls {
         /// `content_args.entities` (our addition, for Kimi K3): `&quot;` and `&amp;` in the
         /// name and the keys read as `"` and `&`.
         entities: bool,
+        /// The tag pattern cut at its value, where a call's tags can be read as they come.
+        parts: Option<Box<TagParts>>,
     },
     /// A Python list of calls (`[f(x=1), g(y='a')]`, [`super::pythonic`]) after the open
     /// delimiter, which captures the first call's name (the group `name`, or the one the
@@ -65,6 +68,59 @@ pub(crate) enum Calls {
     /// With `lines` (`content_args.lines`, Olmo 3's form), the calls are not bracketed: they
     /// are one a line (or comma-separated), and the list ends where a line is no call.
     Pythonic { name: String, lines: bool },
+}
+
+/// A list of strings in `content_args` (absent: none).
+fn strings(v: Option<&Value>) -> Option<Vec<String>> {
+    match v {
+        None => Some(Vec::new()),
+        Some(v) => v
+            .as_array()?
+            .iter()
+            .map(|s| s.as_str().map(str::to_owned))
+            .collect(),
+    }
+}
+
+/// A tag pattern `OPEN(?P<value>.*?)END` as its two halves, so that a stream reads each tag
+/// as it comes: once `OPEN` matches (with the `key` and any `string` or `type` group), the
+/// value runs to where `END` first matches, as the lazy `.*?` of the whole pattern runs. Only
+/// where the pattern has that form, `OPEN` does not look behind, and `END` holds no group but
+/// `next`. `content_args.value_stops` (our addition) are texts that also end a value, and
+/// text goes on from them: the call's own markup, which would else be a value's text where
+/// the value's close is missing and its text is sent as it comes.
+#[derive(Debug, Clone)]
+pub(crate) struct TagParts {
+    pub open: Delim,
+    pub end: Delim,
+}
+
+impl TagParts {
+    /// The two halves of `pattern`, where it has the form they need.
+    fn of(pattern: &str, stops: &[String]) -> Option<Box<TagParts>> {
+        const VALUE: &str = "(?P<value>.*?)";
+        let (open, end) = pattern.split_once(VALUE)?;
+        let groups = |p: &str| -> Option<Vec<String>> {
+            let re = regex::Regex::new(p).ok()?;
+            Some(re.capture_names().flatten().map(str::to_owned).collect())
+        };
+        let (open_groups, end_groups) = (groups(open)?, groups(end)?);
+        let fits = open_groups.iter().any(|g| g == "key")
+            && !open_groups.iter().any(|g| g == "value" || g == "next")
+            && end_groups.iter().all(|g| g == "next");
+        let stopped = match stops.is_empty() {
+            true => end.to_owned(),
+            false => {
+                let stops: Vec<String> = stops.iter().map(|s| regex::escape(s)).collect();
+                format!("(?:{end})|(?P<stop>{})", stops.join("|"))
+            }
+        };
+        let parts = TagParts {
+            open: Delim::pattern(open).ok()?,
+            end: Delim::pattern(&stopped).ok()?,
+        };
+        (fits && !parts.open.looks_behind() && !end.is_empty()).then(|| Box::new(parts))
+    }
 }
 
 /// How a tag's value is read (`content_args.value_parser`).
@@ -276,17 +332,8 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
             if !tag.capture_names().flatten().any(|n| n == "key") {
                 return Err(format!("{scope}: tag_pattern needs a group named 'key'"));
             }
-            let wrappers = match raw.content_args.get("wrappers") {
-                None => Vec::new(),
-                Some(w) => w
-                    .as_array()
-                    .and_then(|keys| {
-                        keys.iter()
-                            .map(|k| k.as_str().map(str::to_owned))
-                            .collect::<Option<Vec<_>>>()
-                    })
-                    .ok_or_else(|| format!("{scope}: 'wrappers' must list strings"))?,
-            };
+            let wrappers = strings(raw.content_args.get("wrappers"))
+                .ok_or_else(|| format!("{scope}: 'wrappers' must list strings"))?;
             let values = match raw.content_args.get("value_parser") {
                 None => Values::Raw,
                 Some(vp) => match vp.get("name").and_then(Value::as_str).unwrap_or("text") {
@@ -298,13 +345,22 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
                 },
             };
             let flag = |key: &str| raw.content_args.get(key) == Some(&Value::Bool(true));
+            let closed_only = flag("closed_only");
+            let stops = strings(raw.content_args.get("value_stops"))
+                .ok_or_else(|| format!("{scope}: 'value_stops' must list strings"))?;
+            // Calls sent only once closed are read at the close.
+            let parts = match closed_only {
+                false => TagParts::of(pattern, &stops),
+                true => None,
+            };
             Ok(Calls::Tags {
                 name,
                 tag: Box::new(tag),
                 values,
                 wrappers,
-                closed_only: flag("closed_only"),
+                closed_only,
                 entities: flag("entities"),
+                parts,
             })
         }
         "pythonic" => {
@@ -426,7 +482,7 @@ impl Template {
         })
     }
 
-    /// Whether some call's arguments are built when it closes (tag-form or dialect calls),
+    /// Whether some call's arguments are built from its text (tag-form or dialect calls),
     /// which the request's tool schemas type.
     pub(crate) fn builds_arguments(&self) -> bool {
         self.fields

@@ -24,6 +24,7 @@ pub(super) const QWEN3_CODER: &str = r##"{
       "content": "xml-inline",
       "content_args": {
         "tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?(?:</parameter>|(?P<next><parameter=))",
+        "value_stops": ["\n</function>", "</function>"],
         "value_parser": {"name": "json", "args": {"allow_non_json": true}}
       },
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
@@ -507,7 +508,8 @@ pub(super) const MIMO: &str = r##"{
       "close_pattern": "</tool_call>\\s*", "repeats": true,
       "content": "xml-inline",
       "content_args": {
-        "tag_pattern": "<\\s*parameter\\s*=\\s*(?P<key>[^>]*)>(?P<value>.*?)(?:<\\s*/\\s*parameter\\s*>|(?P<next><\\s*parameter\\s*=))"
+        "tag_pattern": "<\\s*parameter\\s*=\\s*(?P<key>[^>]*)>(?P<value>.*?)(?:<\\s*/\\s*parameter\\s*>|(?P<next><\\s*parameter\\s*=))",
+        "value_stops": ["</function>"]
       },
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
     },

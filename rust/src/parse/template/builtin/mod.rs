@@ -177,4 +177,25 @@ mod tests {
             Template::from_json(json).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
     }
+
+    /// Every tag-form call can send its tags as they come (its tag pattern cuts at its value),
+    /// but those sent only once closed.
+    #[test]
+    fn every_builtin_tag_pattern_cuts_at_its_value() {
+        use super::super::spec::{Calls, Role};
+        let mut tags = 0;
+        for (name, json) in BUILTIN {
+            let t = Template::from_json(json).unwrap();
+            for f in &t.fields {
+                if let Role::Tools(Calls::Tags {
+                    closed_only, parts, ..
+                }) = &f.role
+                {
+                    tags += 1;
+                    assert_eq!(parts.is_some(), !closed_only, "{name}");
+                }
+            }
+        }
+        assert!(tags >= 15, "{tags}");
+    }
 }

@@ -1,6 +1,7 @@
 //! A call's course through the executor: whether the text at hand ends it, taking its text,
 //! and closing it, where tag-form calls become JSON arguments (typed by the tool's schema).
 
+use super::tags::{self, Reading, TagCall};
 use super::*;
 
 impl TemplateState {
@@ -179,34 +180,15 @@ impl TemplateState {
                     Calls::Tags {
                         closed_only: true, ..
                     } if self.name.is_empty() => {}
-                    Calls::Tags {
-                        tag,
-                        values,
-                        wrappers,
-                        closed_only,
-                        entities,
-                        ..
-                    } => {
-                        let props = self.schema(k);
-                        let arguments = tags_to_json(
-                            tag,
-                            Reading {
-                                values: *values,
-                                typing: k.typing,
-                                entities: *entities,
-                            },
-                            wrappers,
-                            &self.body,
-                            props.as_ref(),
-                        );
-                        if *closed_only {
-                            self.calls = self.calls.saturating_add(1);
-                            if k.rules.parallel || self.calls == 1 {
-                                out.start_call(self.calls - 1, self.name.clone());
-                            }
+                    Calls::Tags { .. } => {
+                        if let Some(call) = TagCall::of(calls, k.typing)
+                            && !self.kept
+                        {
+                            self.read_tags(call, k, true, out);
                         }
-                        if k.rules.parallel || self.calls == 1 {
-                            out.push_arguments(self.calls.saturating_sub(1), &arguments);
+                        // Not sent tag by tag, or kept at its first key.
+                        if TagCall::of(calls, k.typing).is_none() || self.kept {
+                            self.close_tags(calls, k, out);
                         }
                     }
                     Calls::Lax { dialect, .. } if dialect.bare_strings => {
@@ -265,6 +247,37 @@ impl TemplateState {
         self.reset();
     }
 
+    /// Sends a tag-form call's arguments, read from its whole text.
+    fn close_tags(&mut self, calls: &Calls, k: Knobs<'_>, out: &mut Delta) {
+        let Calls::Tags {
+            tag,
+            values,
+            wrappers,
+            closed_only,
+            entities,
+            ..
+        } = calls
+        else {
+            return;
+        };
+        let props = self.schema(k);
+        let reading = Reading {
+            values: *values,
+            typing: k.typing,
+            entities: *entities,
+        };
+        let arguments = tags::tags_to_json(tag, reading, wrappers, &self.body, props.as_ref());
+        if *closed_only {
+            self.calls = self.calls.saturating_add(1);
+            if k.rules.parallel || self.calls == 1 {
+                out.start_call(self.calls - 1, self.name.clone());
+            }
+        }
+        if k.rules.parallel || self.calls == 1 {
+            out.push_arguments(self.calls.saturating_sub(1), &arguments);
+        }
+    }
+
     /// Drops the open call where the output cut it and its calls are sent only once closed.
     pub(super) fn cut(&mut self, t: &Template) {
         if self
@@ -312,6 +325,13 @@ impl TemplateState {
                 let scan = self.scan.get_or_insert_with(Scan::default);
                 let mut sink = Sink::keyed(&mut self.calls, k.rules, out, name, arguments);
                 scan.feed(text, &mut sink);
+            }
+            Role::Tools(calls @ Calls::Tags { .. })
+                if let Some(call) = TagCall::of(calls, k.typing)
+                    && !self.kept =>
+            {
+                self.keep_body(text);
+                self.read_tags(call, k, false, out);
             }
             Role::Tools(Calls::Tags { .. } | Calls::Lax { .. }) => {
                 self.keep_body(text);
@@ -371,87 +391,4 @@ impl TemplateState {
         let take = floor_boundary(text, room.min(text.len()));
         self.body.push_str(text.get(..take).unwrap_or_default());
     }
-}
-
-/// A tag-form call's text as a JSON object: each tag's key and value (a later key takes the
-/// first one's place), typed by the tool's properties. By vLLM's rules every value is the tag's
-/// text as written before it is typed; by transformers', the template's value parser reads it.
-/// A tag pattern with a group `string` reads the value as a string where it is `true`, else as
-/// JSON (its text as written where it is not); one with a group `type` reads it as a string
-/// where that group is `string` or did not match, else likewise as JSON; one with a group
-/// `next` goes on from where that group begins.
-/// How a tag-form call's values and keys are read.
-#[derive(Clone, Copy)]
-struct Reading {
-    values: Values,
-    typing: Typing,
-    /// Keys have `&quot;` and `&amp;` read as `"` and `&`.
-    entities: bool,
-}
-
-fn tags_to_json(
-    tag: &regex::Regex,
-    Reading {
-        values,
-        typing,
-        entities,
-    }: Reading,
-    wrappers: &[String],
-    body: &str,
-    props: Option<&serde_json::Map<String, serde_json::Value>>,
-) -> String {
-    let marked = tag.capture_names().flatten().any(|n| n == "string");
-    let typed_by = tag.capture_names().flatten().any(|n| n == "type");
-    let mut pairs: Vec<(String, Val)> = Vec::new();
-    let mut at = 0;
-    while at <= body.len() {
-        let Some(caps) = tag.captures_at(body, at) else {
-            break;
-        };
-        let start = caps.get(0).map_or(at, |m| m.start());
-        let end = caps.get(0).map_or(at, |m| m.end());
-        let next = caps.name("next").map_or(end, |m| m.start());
-        // Each tag moves on (an empty one by a char), so the loop ends.
-        at = match body.get(start..).and_then(|r| r.chars().next()) {
-            _ if next > start => next,
-            Some(c) => start + c.len_utf8(),
-            None => body.len() + 1,
-        };
-        let Some(key) = caps.name("key") else {
-            continue;
-        };
-        let raw = caps.name("value").map_or("", |m| m.as_str());
-        let value = match (typing, values) {
-            _ if marked && caps.name("string").is_some_and(|m| m.as_str() == "true") => {
-                Val::Str(raw.to_owned())
-            }
-            _ if typed_by && caps.name("type").is_none_or(|m| m.as_str() == "string") => {
-                Val::Str(raw.to_owned())
-            }
-            (Typing::Loads, _) => typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned())),
-            (Typing::Poolside, _) => {
-                typed::poolside_value(raw, props.and_then(|p| p.get(key.as_str())))
-            }
-            _ if marked || typed_by => {
-                typed::loads(raw).unwrap_or_else(|| Val::Str(raw.to_owned()))
-            }
-            (Typing::Vllm, _) | (_, Values::Raw) => Val::Str(raw.to_owned()),
-            (_, Values::Text) => Val::Str(py_strip(raw).to_owned()),
-            (_, Values::Json) => {
-                typed::loads(raw).unwrap_or_else(|| Val::Str(py_strip(raw).to_owned()))
-            }
-        };
-        let key = match entities {
-            true => typed::unescape_entities(key.as_str()),
-            false => key.as_str().to_owned(),
-        };
-        typed::put(&mut pairs, key, value);
-    }
-    if let Some(props) = props {
-        if !wrappers.is_empty() {
-            pairs = typed::unwrap_args(pairs, wrappers, props);
-        }
-        typed::type_args(typing, &mut pairs, props);
-    }
-    typed::dump_args(&pairs)
 }

@@ -8,8 +8,10 @@
 //! is held) and each watched delimiter runs its DFA only from bytes its first-byte table
 //! allows, so plain text costs a table look-up a byte per delimiter. Re-running the DFA from
 //! the held text's start each token was kept over carrying DFA states: held text is a partial
-//! delimiter (a few bytes), and the state stays plain JSON. Tag-form calls append their text
-//! and read it once, at the close, rather than re-matching the tag pattern every token.
+//! delimiter (a few bytes), and the state stays plain JSON. Tag-form calls under vLLM's names
+//! are read tag by tag with the two halves of their tag pattern, each as a delimiter, so a
+//! string value's text leaves the state as it comes (`tags`); the others append their text and
+//! read it once, at the close, rather than re-matching the tag pattern every token.
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +28,7 @@ use crate::holdback::joined;
 use crate::parse::delta::{Delta, ToolRules};
 
 mod calls;
+mod tags;
 mod text;
 
 /// Most bytes held back for a delimiter that may still match; past it the oldest text goes on
@@ -33,7 +36,8 @@ mod text;
 pub(crate) const MAX_HELD: usize = 1024;
 /// Most bytes of trailing whitespace held for stripping; past it the whitespace is sent.
 const MAX_SPACE: usize = 256;
-/// Most bytes of a tag-form call's text, read when the call closes: until then it travels in the
+/// Most bytes of a call's text kept to be read when the call closes (a dialect or Python call,
+/// a typed tag value, a tag-form call sent only once closed): until then it travels in the
 /// state, so a chunk's cost grows with it. Text past it is dropped (it bounds a carried state;
 /// a request's body may be 32 MiB).
 pub(crate) const MAX_BODY: usize = 1024 * 1024;
@@ -117,9 +121,25 @@ pub struct TemplateState {
     /// The open JSON calls region's scanner.
     #[serde(rename = "j", default, skip_serializing_if = "Option::is_none")]
     scan: Option<Scan>,
-    /// The open tag-form call's text.
+    /// The open tag-form call's text (where its tags are sent as they come, the text they do
+    /// not yet decide).
     #[serde(rename = "b", default, skip_serializing_if = "String::is_empty")]
     body: String,
+    /// The open tag-form call's arguments object has begun (`{` is sent).
+    #[serde(rename = "g", default, skip_serializing_if = "std::ops::Not::not")]
+    begun: bool,
+    /// The open tag-form call is sending a string value (its text is `body`'s until an end
+    /// matches).
+    #[serde(rename = "v", default, skip_serializing_if = "std::ops::Not::not")]
+    in_value: bool,
+    /// The open tag-form call's tag at the start of `body` holds a typed value, held until
+    /// its end.
+    #[serde(rename = "u", default, skip_serializing_if = "std::ops::Not::not")]
+    held_typed: bool,
+    /// The open tag-form call's text is kept and read when it closes (its first key may be a
+    /// wrapper alone).
+    #[serde(rename = "k", default, skip_serializing_if = "std::ops::Not::not")]
+    kept: bool,
     /// The char before the held text, for templates that look behind.
     #[serde(rename = "z", default, skip_serializing_if = "Option::is_none")]
     last: Option<char>,
@@ -499,6 +519,10 @@ impl TemplateState {
         self.space.clear();
         self.scan = None;
         self.body.clear();
+        self.begun = false;
+        self.in_value = false;
+        self.kept = false;
+        self.held_typed = false;
         self.args = Args::default();
         self.fresh = false;
         self.name.clear();

@@ -307,6 +307,40 @@ fn vllm_alias(t: &str) -> String {
     canonical.to_owned()
 }
 
+/// Whether `typing` types each argument alone, from its own text and schema, so that a
+/// tag-form call's arguments can be sent tag by tag.
+pub(crate) fn types_each(typing: Typing) -> bool {
+    matches!(typing, Typing::Vllm | Typing::HyV3)
+}
+
+/// Whether `typing` keeps any text of a property with this schema as that text, a string.
+pub(crate) fn keeps_text(typing: Typing, schema: &Value) -> bool {
+    match typing {
+        Typing::Vllm => vllm_keeps_text(schema),
+        Typing::HyV3 => {
+            let types = hy_types(schema);
+            !types.is_empty() && types.iter().all(|t| t == "string")
+        }
+        _ => false,
+    }
+}
+
+/// Whether vLLM's rules keep any text of a property with this schema as that text, a string
+/// (the schema declares no type, or `string` and none that is tried first).
+fn vllm_keeps_text(schema: &Value) -> bool {
+    let mut declared = Vec::new();
+    vllm_types(schema, &mut declared);
+    let types: Vec<String> = declared.iter().map(|t| vllm_alias(t)).collect();
+    types.is_empty()
+        || (types.iter().any(|t| t == "string")
+            && !types.iter().any(|t| {
+                matches!(
+                    t.as_str(),
+                    "null" | "integer" | "number" | "boolean" | "object" | "array"
+                )
+            }))
+}
+
 /// A tag's text typed by its property's schema, by vLLM's rules.
 fn vllm_coerce(text: &str, schema: &Value) -> Val {
     let mut declared = Vec::new();
