@@ -8,7 +8,7 @@ use super::choice::{self, Progress, Text};
 use super::config::Config;
 use super::error::{Res, WireError};
 use super::finish::FinishReason;
-use super::input::{Body, Obj, chat_request_text, raw_as};
+use super::input::{Body, Obj, raw_as};
 use super::json::Json;
 use super::json::key;
 use super::logprobs::Logprobs;
@@ -19,7 +19,7 @@ use crate::stop::Held;
 use crate::stream::Stream;
 
 /// `POST` of a stream chunk to either endpoint (`chat` says which).
-pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> Res<Answer> {
+pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>) -> Res<Answer> {
     let carried = body.stream_state.is_some();
     let mut state = body.stream_state.take().map(|s| s.0).unwrap_or_default();
     let resp = checks::stream_generate(body.generate_chunk.as_deref(), c.max_model_len)?;
@@ -69,10 +69,9 @@ pub(crate) fn chunk(c: &Config, chat: bool, body: &mut Body<'_>, src: &[u8]) -> 
             (Some(parser), Some(ask)) => {
                 let mut cx = Context {
                     prompt: &[],
-                    request: if parser.needs_request() {
-                        chat_request_text(src)
-                    } else {
-                        None
+                    request: match parser.needs_request() {
+                        true => body.chat_request.as_ref().and_then(|r| r.raw),
+                        false => None,
                     },
                     rules: ask.rules,
                     whole: false,

@@ -39,6 +39,7 @@ pub(crate) fn parse<'a>(body: &'a [u8], out: &mut Body<'a>) -> Res<()> {
     match parsed {
         Ok(b) => {
             *out = b;
+            take_request_text(out, body);
             Ok(())
         }
         Err(e) => {
@@ -106,9 +107,16 @@ pub(crate) fn raw_as<'a, T: Deserialize<'a>>(
     }
 }
 
-/// The original chat request's JSON text, for parsers that read all of it (user parsers): a
-/// second, shallow read of the body, made only for them.
-pub(crate) fn chat_request_text(body: &[u8]) -> Option<&str> {
+/// Keeps the chat request's JSON text in a body serde read (it reads the request's fields;
+/// the text takes a second, shallow read, where the hand reader takes both in one).
+pub(crate) fn take_request_text<'a>(out: &mut Body<'a>, body: &'a [u8]) {
+    if let Some(request) = out.chat_request.as_mut() {
+        request.raw = chat_request_text(body);
+    }
+}
+
+/// The original chat request's JSON text.
+fn chat_request_text(body: &[u8]) -> Option<&str> {
     #[derive(Deserialize)]
     struct Only<'a> {
         #[serde(default, borrow)]
@@ -381,6 +389,10 @@ pub(crate) struct Request<'a> {
     /// `"none"` turns thinking off when `chat_template_kwargs` does not say.
     #[serde(default, borrow)]
     pub reasoning_effort: Option<&'a RawValue>,
+    /// The request's own JSON text, for parsers that read more of it (tool schemas, user
+    /// parsers): taken in the body's one read.
+    #[serde(skip)]
+    pub raw: Option<&'a str>,
 }
 
 /// `stop`: one string or a list of them.

@@ -257,26 +257,21 @@ impl Derenderer {
         let chat = endpoint == Endpoint::Chat;
         let mut parsed = input::Body::default();
         match input::parse(body, &mut parsed) {
-            Ok(()) => self.derender(chat, &mut parsed, body),
+            Ok(()) => self.derender(chat, &mut parsed),
             // Python's `json` writes -inf and NaN logprobs as `-Infinity` and `NaN`: read them as
             // the floor they stand for (only after a failed parse, so valid JSON pays nothing).
             Err(e) => match input::replace_non_finite(body) {
                 Some(fixed) => {
                     let mut parsed = input::Body::default();
                     input::parse(&fixed, &mut parsed)?;
-                    self.derender(chat, &mut parsed, &fixed)
+                    self.derender(chat, &mut parsed)
                 }
                 None => Err(e),
             },
         }
     }
 
-    fn derender(
-        &self,
-        chat: bool,
-        body: &mut input::Body<'_>,
-        src: &[u8],
-    ) -> Result<Answer, WireError> {
+    fn derender(&self, chat: bool, body: &mut input::Body<'_>) -> Result<Answer, WireError> {
         let c = &self.config;
         if let Some(model) = body.model.as_deref() {
             if model != c.served_model_name {
@@ -287,8 +282,8 @@ impl Derenderer {
             }
         }
         match (body.stream.unwrap_or(false), chat) {
-            (true, _) => chunk::chunk(c, chat, body, src),
-            (false, true) => whole::chat(c, body, src),
+            (true, _) => chunk::chunk(c, chat, body),
+            (false, true) => whole::chat(c, body),
             (false, false) => whole::completion(c, body),
         }
     }

@@ -10,7 +10,7 @@ use super::finish::FinishReason;
 use super::logprobs::Logprobs;
 use serde_json::value::RawValue;
 
-use super::input::{Body, Choice, chat_request_text, raw_as};
+use super::input::{Body, Choice, raw_as};
 use super::json::Json;
 use super::json::key;
 use super::output::{self, Answer, Chat, ChatPrompt, Form};
@@ -59,7 +59,7 @@ fn derender<'a>(
 }
 
 /// `POST /v1/chat/completions/derender` with a whole generate response.
-pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
+pub(crate) fn chat(c: &Config, body: &Body<'_>) -> Res<Answer> {
     let resp = checks::required(body.generate_response.as_deref(), "generate_response")?;
     checks::limits(resp, "generate_response", c.max_model_len)?;
     let parser = c.parser.as_deref();
@@ -81,10 +81,9 @@ pub(crate) fn chat(c: &Config, body: &Body<'_>, src: &[u8]) -> Res<Answer> {
                 nonempty(choice, at)?;
                 let cx = Context {
                     prompt,
-                    request: if parser.needs_request() {
-                        chat_request_text(src)
-                    } else {
-                        None
+                    request: match parser.needs_request() {
+                        true => body.chat_request.as_ref().and_then(|r| r.raw),
+                        false => None,
                     },
                     rules: ask.rules,
                     whole: true,

@@ -47,7 +47,11 @@ impl<'a> Reader<'a> {
                 }
                 b"chat_request" => {
                     seen.once(8)?;
+                    let start = r.at;
                     b.chat_request = r.opt(Self::request)?;
+                    if let Some(q) = b.chat_request.as_mut() {
+                        q.raw = r.text.get(start..r.at);
+                    }
                 }
                 b"completion_request" => {
                     seen.once(9)?;

@@ -10,8 +10,9 @@ fn agrees(text: &str) -> bool {
     if super::body(text, &mut quick).is_none() {
         return false;
     }
-    let serde = serde_json::from_str::<super::Body<'_>>(text)
+    let mut serde = serde_json::from_str::<super::Body<'_>>(text)
         .unwrap_or_else(|e| panic!("serde refuses what the reader took ({e}): {text}"));
+    crate::wire::input::take_request_text(&mut serde, text.as_bytes());
     assert_eq!(format!("{quick:?}"), format!("{serde:?}"), "{text}");
     true
 }
@@ -297,7 +298,9 @@ const HANDS: &[Hand] = &[
 ];
 
 fn serde_debug(text: &str) -> String {
-    format!("{:?}", serde_json::from_str::<Body<'_>>(text).unwrap())
+    let mut body = serde_json::from_str::<Body<'_>>(text).unwrap();
+    crate::wire::input::take_request_text(&mut body, text.as_bytes());
+    format!("{body:?}")
 }
 
 /// Every field serde declares for an object read by hand is read by the reader, so a field
@@ -353,4 +356,15 @@ fn every_declared_field_is_read_by_hand() {
             }
         }
     }
+}
+
+/// The chat request's text is taken in the body's one read, as written.
+#[test]
+fn the_chat_request_text_is_taken_as_written() {
+    let mut quick = super::Body::default();
+    super::body(CHUNK, &mut quick).unwrap();
+    let at = CHUNK.find(r#""chat_request":"#).unwrap() + r#""chat_request":"#.len();
+    let raw = quick.chat_request.as_ref().and_then(|r| r.raw).unwrap();
+    assert_eq!(raw, &CHUNK[at..CHUNK.len() - 1]);
+    assert!(raw.starts_with(r#"{"messages":"#) && raw.ends_with('}'));
 }
