@@ -20,8 +20,10 @@ and an interpreter that has tokstream installed::
     python benches/parsers/families.py                    # 64, 2,048 and 4,096 ids, 3 rounds
     python benches/parsers/families.py --lengths 64 --rounds 1
 
-Rounds alternate: each family and length is timed on tokstream, then on vLLM. The figures are
-medians; each run is written to ``benches/results/families.json``.
+Rounds alternate: in each round, each length of a family is timed on tokstream, then on vLLM.
+The figures are medians; tokstream's growth is the median over rounds of a length's time over
+the shortest length's in the same round. Each run is written to
+``benches/results/families.json``.
 """
 
 # ruff: noqa: RUF001
@@ -354,22 +356,35 @@ def main() -> None:
 
     rows: list[dict[str, Any]] = []
     for name in args.families:
+        built = {}
         for length in args.lengths:
             g = generation(name, length)
-            post, info = tokstream_chunk(name, g)
-            ours, theirs = [], []
-            for _ in range(args.rounds):
-                ours.append(_time(post, 2000))
-                answer = vllm({"name": name, "length": length, "reps": 10 if length > 512 else 50})
+            built[length] = (g, *tokstream_chunk(name, g))
+        ours: dict[int, list[float]] = {n: [] for n in args.lengths}
+        theirs: dict[int, list[float]] = {n: [] for n in args.lengths}
+        # Each round times every length on both sides, so that the growth from the shortest
+        # length is read from times taken close together (a shared machine's speed drifts).
+        for _ in range(args.rounds):
+            for length in args.lengths:
+                g, post, info = built[length]
+                ours[length].append(_time(post, 2000))
+                reps = 10 if length > 512 else 50
+                answer = vllm({"name": name, "length": length, "reps": reps})
                 assert answer["call"] == info["call"], (name, answer["call"], info["call"])
-                theirs.append(answer["us"])
+                theirs[length].append(answer["us"])
+        first = args.lengths[0]
+        for length in args.lengths:
+            g, _, info = built[length]
+            pairs = zip(theirs[length], ours[length], strict=True)
+            growth = zip(ours[length], ours[first], strict=True)
             row = {
                 "family": name,
                 "group": FAMILIES[name].group,
                 "ids": len(g["ids"]),
-                "tokstream_us": statistics.median(ours),
-                "vllm_us": statistics.median(theirs),
-                "ratio": statistics.median(t / o for t, o in zip(theirs, ours, strict=True)),
+                "tokstream_us": statistics.median(ours[length]),
+                "vllm_us": statistics.median(theirs[length]),
+                "ratio": statistics.median(t / o for t, o in pairs),
+                "tokstream_growth": statistics.median(o / b for o, b in growth),
                 "state_in_call": info["state_in_call"],
                 "state_after": info["state_after"],
             }
@@ -389,13 +404,16 @@ def main() -> None:
     out = ROOT / "benches" / "results" / "families.json"
     runs = json.loads(out.read_text()) if out.exists() else []
     out.write_text(json.dumps([*runs, run], indent=1) + "\n")
-    print("| group (family) | ids | tokstream | vLLM | vLLM / tokstream | state: call | after |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| group (family) | ids | tokstream | growth | vLLM | vLLM / tokstream | state: call |"
+        " after |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print(
             f"| {row['group']} (`{row['family']}`) | {row['ids']:,} | {row['tokstream_us']:.1f} µs"
-            f" | {row['vllm_us']:,.0f} µs | {row['ratio']:,.0f}x | {row['state_in_call']:,} B"
-            f" | {row['state_after']:,} B |"
+            f" | {row['tokstream_growth']:.2f}x | {row['vllm_us']:,.0f} µs | {row['ratio']:,.0f}x"
+            f" | {row['state_in_call']:,} B | {row['state_after']:,} B |"
         )
 
 
