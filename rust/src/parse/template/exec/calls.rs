@@ -1,10 +1,81 @@
-//! A call's course through the executor: whether the text at hand ends it, taking its text,
-//! and closing it, where tag-form calls become JSON arguments (typed by the tool's schema).
+//! A region's opening, where a call is counted and its name sent, and a call's course through
+//! the executor: whether the text at hand ends it, taking its text, and closing it, where
+//! tag-form calls become JSON arguments ([`super::tags`]).
 
 use super::tags::{self, Reading, TagCall};
 use super::*;
 
 impl TemplateState {
+    /// Opens field `field`'s region (its open delimiter matched `text`, with these captures).
+    pub(super) fn open(
+        &mut self,
+        t: &Template,
+        k: Knobs<'_>,
+        field: usize,
+        caps: &[(String, String)],
+        text: &str,
+        out: &mut Delta,
+    ) {
+        let Some(f) = t.fields.get(field) else {
+            return;
+        };
+        self.reset();
+        self.current = u8::try_from(field).ok();
+        self.opened = true;
+        let Role::Tools(calls) = &f.role else {
+            return;
+        };
+        match calls {
+            Calls::Object { .. } => self.scan = Some(Scan::default()),
+            Calls::Pythonic { name, lines } => {
+                self.py = Some(Py::new(*lines));
+                let name = caps.iter().find(|(g, _)| g == name).map(|(_, v)| v.clone());
+                self.list_event(k, Event::Name(name.unwrap_or_default()), out);
+            }
+            Calls::Tags {
+                name,
+                closed_only: true,
+                entities,
+                ..
+            } => {
+                // Counted and sent when the call closes (`close`).
+                let name = caps
+                    .iter()
+                    .find(|(g, _)| g == name)
+                    .map(|(_, v)| v.as_str());
+                self.name = match (name, entities) {
+                    (Some(n), true) => typed::unescape_entities(n),
+                    (n, _) => n.unwrap_or_default().to_owned(),
+                };
+            }
+            Calls::Raw { name } | Calls::Lax { name, .. } | Calls::Tags { name, .. } => {
+                if matches!(calls, Calls::Raw { .. }) {
+                    self.args = Args::after_open(text);
+                }
+                self.calls = self.calls.saturating_add(1);
+                let name = caps
+                    .iter()
+                    .find(|(g, _)| g == name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default();
+                if !matches!(calls, Calls::Raw { .. }) && k.request.is_some() {
+                    self.name.clone_from(&name);
+                } else if k.typing == Typing::Transformers && k.request.is_some() {
+                    // Raw JSON arguments are typed as `parse_response(..., tools=...)` types
+                    // them where the request declares the tool's properties: they are then
+                    // kept until the call closes.
+                    self.name.clone_from(&name);
+                    if self.schema(k).is_none() {
+                        self.name.clear();
+                    }
+                }
+                if k.rules.parallel || self.calls == 1 {
+                    out.start_call(self.calls - 1, name);
+                }
+            }
+        }
+    }
+
     /// Whether the open region is a call whose JSON is whole at `pos` (or is with the char
     /// there): a raw call's arguments and the object its open began, or a JSON calls region
     /// without a close delimiter.

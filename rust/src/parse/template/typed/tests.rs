@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use super::rules::{hy_coerce, transformers_coerce, vllm_coerce};
 use super::*;
 
 fn vllm(text: &str, schema: &str) -> String {
