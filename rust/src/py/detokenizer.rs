@@ -5,15 +5,13 @@ use std::sync::Arc;
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyList, PyString};
+use pyo3::types::PyList;
 
-use super::errors::invalid_window;
-use super::ids::{id_from, ids_from, prompt_tail};
-use super::stream::{PyDetokStream, TextCache};
+use super::ids::{id_from, ids_from};
+use super::stream::{PyDetokStream, TextCache, resumed, seeded};
 use crate::detokenizer::Detokenizer;
 use crate::error::Error;
 use crate::stream::Stream;
-use crate::vocab::MAX_WINDOW;
 
 /// A tokenizer's detokenization tables and engine. Immutable; share one across threads.
 #[pyclass(frozen, module = "tokstream._core", name = "Detokenizer")]
@@ -241,74 +239,4 @@ impl PyDetokenizer {
             self.inner.vocab_size()
         )
     }
-}
-
-/// A stream of `det` seeded from the last few `prompt_ids` (an int, a sequence, or none).
-pub(super) fn seeded(
-    det: &Arc<Detokenizer>,
-    prompt_ids: Option<&Bound<'_, PyAny>>,
-    skip_special_tokens: bool,
-) -> PyResult<Stream> {
-    let (tail, whole) = match prompt_ids {
-        Some(p) if p.is_instance_of::<PyInt>() => (vec![id_from(p)?], true),
-        Some(p) => prompt_tail(p)?,
-        None => (Vec::new(), true),
-    };
-    Ok(if whole {
-        Stream::new(det, &tail, skip_special_tokens)
-    } else {
-        Stream::from_suffix(det, &tail, skip_special_tokens)
-    })
-}
-
-/// A stream of `det` continuing vLLM's window `(prev_tokens, prefix_offset, read_offset)`, with
-/// the window's Python types checked.
-pub(super) fn resumed(
-    det: &Arc<Detokenizer>,
-    prev_tokens: &Bound<'_, PyAny>,
-    prefix_offset: &Bound<'_, PyAny>,
-    read_offset: &Bound<'_, PyAny>,
-    skip_special_tokens: bool,
-) -> PyResult<Stream> {
-    let offset = |o: &Bound<'_, PyAny>, name: &str| -> PyResult<usize> {
-        match o.extract::<i64>() {
-            Ok(v) if v >= 0 => Ok(usize::try_from(v).unwrap_or(usize::MAX)),
-            _ => Err(invalid_window(format!("{name} must be a non-negative int"))),
-        }
-    };
-    let (p, r) = (
-        offset(prefix_offset, "prefix_offset")?,
-        offset(read_offset, "read_offset")?,
-    );
-    if prev_tokens.is_instance_of::<PyString>() {
-        return Err(invalid_window(
-            "prev_tokens must be a list of str".to_owned(),
-        ));
-    }
-    let n = prev_tokens
-        .len()
-        .map_err(|_| invalid_window("prev_tokens must be a list of str".to_owned()))?;
-    if n > MAX_WINDOW {
-        return Err(Error::InvalidWindow {
-            reason: format!(
-                "prev_tokens has {n} entries, at most {} are allowed",
-                MAX_WINDOW
-            ),
-        }
-        .into());
-    }
-    let mut tokens = Vec::with_capacity(n);
-    for item in prev_tokens.try_iter()? {
-        let item = item?;
-        let s = item
-            .cast::<PyString>()
-            .map_err(|_| invalid_window("prev_tokens must be a list of str".to_owned()))?;
-        let token = s.to_str().map_err(|_| {
-            invalid_window(
-                "prev_tokens entries must be valid Unicode (no lone surrogates)".to_owned(),
-            )
-        })?;
-        tokens.push(token.to_owned());
-    }
-    Ok(Stream::resume(det, &tokens, p, r, skip_special_tokens)?)
 }

@@ -8,10 +8,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PyString, PyTuple};
 use pyo3::{IntoPyObjectExt, intern};
 
-use super::detokenizer::{PyDetokenizer, resumed, seeded};
+use super::detokenizer::PyDetokenizer;
 use super::errors::invalid_window;
 use super::ids::{flat_u32, type_name};
 use super::stream::{TextCache, text};
+use super::stream::{resumed, seeded};
 use crate::stream::Stream;
 use crate::streamset::{Plan, SetError, StreamSet};
 
