@@ -41,8 +41,9 @@ _PARSER_INTERNAL = (
     "(replay, merging, ids), which has no HTTP counterpart"
 )
 _HARMONY = (
-    "needs the gpt-oss tokenizer (o200k_harmony, downloaded from Azure by its fixture) and "
-    "vLLM's Harmony parser; tokstream has neither (its parsers are deepseek_r1, qwen3 and hermes)"
+    "needs the gpt-oss tokenizer (o200k_harmony), which its fixture downloads from Azure, and "
+    "the stage runs offline; tokstream serves the Harmony channels as gpt_oss (vLLM's openai), "
+    "tested in tests/parsers/test_templates_aliases.py"
 )
 
 #: Tests that cannot apply to tokstream, by test function or class name, with the reason.
