@@ -122,8 +122,12 @@ fn push_escaped(out: &mut String, text: &str) {
     if text.is_empty() {
         return;
     }
-    let quoted = Value::String(text.to_owned()).to_string();
-    out.push_str(quoted.get(1..quoted.len() - 1).unwrap_or_default());
+    let quoted = serde_json::to_string(text).unwrap_or_default();
+    out.push_str(
+        quoted
+            .get(1..quoted.len().saturating_sub(1))
+            .unwrap_or_default(),
+    );
 }
 
 /// A tag-form call whose tags are sent as they come.
@@ -179,7 +183,7 @@ impl TemplateState {
             reading,
             wrappers,
         } = call;
-        let body = std::mem::take(&mut self.body);
+        let mut body = std::mem::take(&mut self.body);
         let marks = Marks::of(parts.open.regex());
         let mut props = None;
         let mut piece = String::new();
@@ -297,7 +301,12 @@ impl TemplateState {
             piece.push_str(&value);
             at = next;
         }
-        self.body = body.get(at..).unwrap_or_default().to_owned();
+        // The text not yet decided stays, in the same buffer.
+        match body.is_char_boundary(at) {
+            true => drop(body.drain(..at)),
+            false => body.clear(),
+        }
+        self.body = body;
         if self.kept {
             return;
         }
