@@ -7,6 +7,7 @@ from typing import Any, final
 from typing_extensions import Buffer
 
 __all__ = [
+    "AUTO_NAMES",
     "CHAT_PATH",
     "COMPLETION_PATH",
     "DEFAULT_BODY_TIMEOUT",
@@ -69,6 +70,9 @@ REASONING_NAMES: tuple[str, ...]
 """Every name ``reasoning_parser`` accepts: vLLM's names, the built-in templates', ``"auto"``."""
 TOOL_NAMES: tuple[str, ...]
 """Every name ``tool_parser`` accepts: vLLM's names, the built-in templates', ``"auto"``."""
+AUTO_NAMES: tuple[str, ...]
+"""The parser names that stand for the checkpoint's response template: ``"auto"``, ``"hf"``,
+``"beam"``."""
 PARSER_STATES: tuple[str, ...]
 STATE_KEYS: tuple[str, ...]
 VLLM_STATE_KEYS: tuple[str, ...]

@@ -79,12 +79,13 @@ def _template(
     """The response template's JSON text: the one given, else the checkpoint's for ``auto``."""
     if isinstance(given, Mapping):
         return json.dumps(dict(given))
-    if given is not None or AUTO not in (reasoning_parser, tool_parser):
+    if given is not None or not {reasoning_parser, tool_parser} & set(_core.AUTO_NAMES):
         return given
     found = ModelConfig.from_texts(detokenizer.tokenizer_config, None).response_template
     if found is None:
+        name = next(n for n in (reasoning_parser, tool_parser) if n in _core.AUTO_NAMES)
         raise ValueError(
-            f"parser {AUTO!r}: the tokenizer_config.json beside the tokenizer has no "
+            f"parser {name!r}: the tokenizer_config.json beside the tokenizer has no "
             "response_template; name a parser or give a response template"
         )
     return found

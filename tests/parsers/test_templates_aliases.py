@@ -316,7 +316,7 @@ def test_every_alias_is_an_accepted_name() -> None:
     assert "holo2" in core.REASONING_NAMES and "holo2" not in core.TOOL_NAMES
 
 
-def test_hf_needs_a_response_template_as_auto_does() -> None:
-    for name in ("hf", "auto"):
+def test_hf_and_beam_need_a_response_template_as_auto_does() -> None:
+    for name in ("hf", "beam", "auto"):
         with pytest.raises(ValueError, match="response_template"):
             derenderer_class()(load_detokenizer("qwen3"), tool_parser=name)

@@ -87,18 +87,23 @@ def test_library_template_and_auto(tmp_path: Path) -> None:
     plain = tokstream.Detokenizer.from_file(str(_model_with_template(tmp_path, None)))
     for r in (
         derenderer_class()(plain, served_model_name=SERVED, response_template=template),
-        derenderer_class()(
-            tokstream.Detokenizer.from_file(str(_model_with_template(tmp_path / "a", template))),
-            served_model_name=SERVED,
-            reasoning_parser="auto",
-            tool_parser="auto",
+        # vLLM's hf parser reads the checkpoint's template, and its beam parser is hf's.
+        *(
+            derenderer_class()(
+                tokstream.Detokenizer.from_file(str(_model_with_template(tmp_path / n, template))),
+                served_model_name=SERVED,
+                reasoning_parser=n,
+                tool_parser=n,
+            )
+            for n in ("auto", "hf", "beam")
         ),
     ):
         assert (r.reasoning_parser, r.tool_parser) == ("response_template",) * 2
         got = whole(r, c.prompt, c.gen, REQUEST, "stop")
         assert got.message.reasoning == "Need the tool." and got.finish_reason == "tool_calls"
-    with pytest.raises(ValueError, match="no response_template"):
-        derenderer_class()(plain, served_model_name=SERVED, reasoning_parser="auto")
+    for name in ("auto", "hf", "beam"):
+        with pytest.raises(ValueError, match=f"parser '{name}': .* no response_template"):
+            derenderer_class()(plain, served_model_name=SERVED, reasoning_parser=name)
     with pytest.raises(ValueError, match='not "hermes"'):
         derenderer_class()(plain, response_template=template, tool_parser="hermes")
     with pytest.raises(ValueError, match="close_pattern"):

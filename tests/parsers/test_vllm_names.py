@@ -22,8 +22,9 @@ NAMES = json.loads(
     )
 )
 PAIRS = [(kind, name) for kind in ("tool", "reasoning") for name in NAMES[kind]]
-#: Names that need a response template the fixture does not carry (``hf`` is ``auto``).
-NEEDS_TEMPLATE = {"hf"}
+#: Names that need a response template the fixture does not carry (``hf`` and ``beam`` are
+#: ``auto``).
+NEEDS_TEMPLATE = {"hf", "beam"}
 
 
 def _accepted(kind: str) -> tuple[str, ...]:

@@ -33,7 +33,7 @@ pub use delta::{CallDelta, Delta, ToolRules};
 pub use markers::{Parsers, REASONING_PARSERS, Reasoning, TOOL_PARSERS};
 pub use template::{
     ALIASES, AUTO, Kind, REFUSED, TEMPLATE_NAME, TEMPLATES, Template, TemplateParser,
-    TemplateState, accepted_names, builtin_json, refusal as parser_refusal,
+    TemplateState, accepted_names, auto_names, builtin_json, refusal as parser_refusal,
     select as select_parser,
 };
 pub use think::ParseState;

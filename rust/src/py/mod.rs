@@ -149,6 +149,7 @@ mod _core {
             PyTuple::new(py, accepted_names(Kind::Reasoning))?,
         )?;
         m.add("TOOL_NAMES", PyTuple::new(py, accepted_names(Kind::Tool))?)?;
+        m.add("AUTO_NAMES", PyTuple::new(py, crate::parse::auto_names())?)?;
         m.add(
             "PARSER_STATES",
             PyTuple::new(py, crate::wire::PARSER_STATES)?,

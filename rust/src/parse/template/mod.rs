@@ -103,7 +103,7 @@ mod typed;
 use std::sync::Arc;
 
 pub use builtin::{TEMPLATES, json as builtin_json};
-pub use names::{ALIASES, Kind, REFUSED, accepted as accepted_names, refusal};
+pub use names::{ALIASES, Kind, REFUSED, accepted as accepted_names, auto_names, refusal};
 
 pub use exec::TemplateState;
 pub use spec::Template;

@@ -35,7 +35,7 @@ impl Kind {
 /// to one class (`glm47` and `glm45`, `qwen3_json` and `hermes`, ...): `(kind, vLLM's name,
 /// the name that serves it)`; `None` for the kind means both. `mistral` is not here: which
 /// template serves it depends on the vocabulary (see [`crate::select_parser`]).
-pub const ALIASES: [(Option<Kind>, &str, &str); 11] = [
+pub const ALIASES: [(Option<Kind>, &str, &str); 12] = [
     (Some(Kind::Tool), "openai", "gpt_oss"),
     (Some(Kind::Reasoning), "openai_gptoss", "gpt_oss"),
     (None, "glm47", "glm45"),
@@ -43,6 +43,9 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 11] = [
     (Some(Kind::Tool), "qwen3_json", "hermes"),
     (Some(Kind::Tool), "qwen3_xml", "qwen3_coder"),
     (None, "hf", AUTO),
+    // Beam's parser is vLLM's `hf` parser over the checkpoint's response template; what it
+    // adds is a grammar for the engine's sampling, which a derender does not run.
+    (None, "beam", AUTO),
     // DeepSeek-V3's reasoning with thinking on unless the request switches it off.
     (Some(Kind::Reasoning), "holo2", "deepseek_v3"),
     (Some(Kind::Reasoning), "step5", "deepseek_r1"),
@@ -58,7 +61,7 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 11] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 10] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 9] = [
     (
         None,
         "cohere_command3",
@@ -69,7 +72,6 @@ pub const REFUSED: [(Option<Kind>, &str, &str); 10] = [
         "cohere_command4",
         "Cohere Command's (vLLM reads it with cohere_melody)",
     ),
-    (None, "beam", "Beam's"),
     (None, "k2_horizon", "K2 Horizon's (<ifm|tool_call>)"),
     (None, "muse", "Muse's (ATEM, <atem:function_calls>)"),
     (
@@ -111,6 +113,19 @@ pub fn refusal(kind: Kind, name: &str) -> Option<String> {
          parser {AUTO:?})",
         kind.word()
     ))
+}
+
+/// The names that stand for the checkpoint's own response template: [`AUTO`] and vLLM's names
+/// that [`ALIASES`] maps to it (`hf`, `beam`), of either kind.
+pub fn auto_names() -> Vec<&'static str> {
+    let mut out = vec![AUTO];
+    out.extend(
+        ALIASES
+            .iter()
+            .filter(|&&(_, _, target)| target == AUTO)
+            .map(|&(_, name, _)| name),
+    );
+    out
 }
 
 /// Every name accepted for `kind`, in the order `serve --help` lists them.
