@@ -34,6 +34,9 @@ pub struct ToolRules {
     /// As [`ToolRules::effort_thinks`], with neither given on (vLLM's `hy_v4`: its chat
     /// template's default effort is `"high"`).
     pub effort_thinks_by_default: bool,
+    /// `chat_template_kwargs.thinking_mode` is the string `"enabled"` (vLLM's `minimax_m3`
+    /// parser's switch: MiniMax-M3's output starts in reasoning only then).
+    pub thinking_mode_enabled: bool,
 }
 
 /// A tool call's part of one delta.

@@ -238,6 +238,7 @@ mod tests {
         thinking_first: true,
         effort_thinks: true,
         effort_thinks_by_default: true,
+        thinking_mode_enabled: false,
     };
 
     /// Content, reasoning and `(name, arguments)` per call, from `pieces` fed in order.

@@ -121,6 +121,8 @@ impl Ask {
                 thinking_first: thinking_first(req, &s),
                 effort_thinks: effort.as_deref().is_some_and(|e| e != "no_think"),
                 effort_thinks_by_default: effort.as_deref().is_none_or(|e| e != "no_think"),
+                thinking_mode_enabled: s.thinking_mode.as_ref().and_then(|v| v.as_str())
+                    == Some("enabled"),
             },
             include_reasoning: req.include_reasoning.unwrap_or(true),
             named,
@@ -140,6 +142,7 @@ struct Switches {
     enable_thinking: Option<serde_json::Value>,
     thinking: Option<serde_json::Value>,
     reasoning_effort: Option<serde_json::Value>,
+    thinking_mode: Option<serde_json::Value>,
 }
 
 fn switches(req: &Request<'_>) -> Switches {
@@ -151,6 +154,8 @@ fn switches(req: &Request<'_>) -> Switches {
         thinking: Option<serde_json::Value>,
         #[serde(default, deserialize_with = "present")]
         reasoning_effort: Option<serde_json::Value>,
+        #[serde(default)]
+        thinking_mode: Option<serde_json::Value>,
     }
     fn present<'de, D: serde::Deserializer<'de>>(
         d: D,
@@ -163,6 +168,7 @@ fn switches(req: &Request<'_>) -> Switches {
             enable_thinking: k.enable_thinking,
             thinking: k.thinking,
             reasoning_effort: k.reasoning_effort,
+            thinking_mode: k.thinking_mode,
         })
         .unwrap_or_default()
 }

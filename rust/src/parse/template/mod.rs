@@ -49,7 +49,11 @@
 //!   group `type` makes a value a string where it is `string` or did not match, else JSON (its
 //!   text where it is not); `content_args.closed_only` sends a call, name and arguments, only
 //!   once it closes (a call the output cuts is dropped, a call without a name too); and
-//!   `content_args.entities` reads `&quot;` and `&amp;` in names and keys as `"` and `&`.
+//!   `content_args.entities` reads `&quot;` and `&amp;` in names and keys as `"` and `&`. For
+//!   MiniMax-M3: `xml-tree` content reads nested elements whose tags begin with
+//!   `content_args.marker` into a JSON object when the call closes or the output cuts it
+//!   ([`tree`]), and `content_args.in_block` watches a call's open only inside a call block's
+//!   text (`tool_text`).
 //! - JSON calls end where their JSON does (vLLM's JSON parsers read it with `raw_decode`):
 //!   raw arguments where their value ends (and the call where the containers its open
 //!   delimiter left open close, as Llama's `{"name": ..., "parameters": ` does), a calls field
@@ -84,7 +88,9 @@
 //!   each time, and a call block's marker ends it. Under `kimi_k3` it starts in reasoning
 //!   unless `thinking` is given (not null) and false, or, without it, `enable_thinking` is off;
 //!   under `hy_v3` as `deepseek_r1`, where the request's reasoning effort is given and not
-//!   `"no_think"`, and under `hy_v4` unless it is `"no_think"`.
+//!   `"no_think"`, and under `hy_v4` unless it is `"no_think"`; under `minimax_m3` only where
+//!   `chat_template_kwargs.thinking_mode` is `"enabled"`, else where its open delimiter opens
+//!   it, once, and a call does not end it.
 //!
 //! The whole state is [`TemplateState`] (in `stream_state["parser"]["x"]`): the open region,
 //! the held text (bounded by [`exec::MAX_HELD`]) and the open call's scanner; each token's
@@ -98,6 +104,7 @@ mod lax;
 mod names;
 mod pythonic;
 mod spec;
+mod tree;
 mod typed;
 
 use std::sync::Arc;
@@ -185,6 +192,10 @@ enum Start {
     /// `plamo3`: on unless `enable_thinking` is off ([`super::ToolRules::thinking`]); reasoning
     /// is also where the output's open delimiter opens it, each time, and a call block ends it.
     Plamo3,
+    /// `minimax_m3`: on; the output starts in it only where `chat_template_kwargs.thinking_mode`
+    /// is `"enabled"` ([`super::ToolRules::thinking_mode_enabled`]), else reasoning is where the
+    /// output's open delimiter opens it, once. A call does not end it.
+    MiniMaxM3,
 }
 
 impl Start {
@@ -212,6 +223,7 @@ impl Start {
             Some("hy_v3") => Start::HyV3,
             Some("hy_v4") => Start::HyV4,
             Some("plamo3") => Start::Plamo3,
+            Some("minimax_m3") => Start::MiniMaxM3,
             _ => Start::AsWritten,
         }
     }
@@ -221,6 +233,7 @@ impl Start {
         match self {
             Start::AsWritten | Start::Marked | Start::Opened => false,
             Start::DeepSeekV4 => rules.thinking_unless_given_off,
+            Start::MiniMaxM3 => rules.thinking_mode_enabled,
             _ => true,
         }
     }
@@ -233,7 +246,8 @@ impl Start {
             | Start::UntilCall
             | Start::Marked
             | Start::Opened
-            | Start::DeepSeekV4 => true,
+            | Start::DeepSeekV4
+            | Start::MiniMaxM3 => true,
             Start::Qwen3 => rules.thinking,
             Start::UnlessOff | Start::AskedUnlessOff => rules.thinking_unless_off,
             Start::Asked => rules.thinking_asked,
@@ -292,6 +306,8 @@ impl TemplateParser {
                 Start::AsWritten | Start::Opened | Start::DeepSeekV4 | Start::Plamo3
             ),
             tools: self.tools,
+            calls_off_block: !(self.reasoning
+                && builtin::block_stays_beside_reasoning(self.names[1])),
             rules: cx.rules,
             request: cx.request,
             typing: self.typing,

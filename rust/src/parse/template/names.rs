@@ -61,7 +61,7 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 12] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 9] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 8] = [
     (
         None,
         "cohere_command3",
@@ -83,11 +83,6 @@ pub const REFUSED: [(Option<Kind>, &str, &str); 9] = [
         None,
         "musespark1x",
         "Muse Spark's (ATEM, <atem:function_calls>)",
-    ),
-    (
-        None,
-        "minimax_m3",
-        "MiniMax-M3's namespaced XML (]<]minimax[>[)",
     ),
     (
         Some(Kind::Tool),

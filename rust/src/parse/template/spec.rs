@@ -68,6 +68,10 @@ pub(crate) enum Calls {
     /// With `lines` (`content_args.lines`, Olmo 3's form), the calls are not bracketed: they
     /// are one a line (or comma-separated), and the list ends where a line is no call.
     Pythonic { name: String, lines: bool },
+    /// The name is captured by the open delimiter; the text is nested elements whose tags
+    /// begin with `marker` (`content_args.marker`; `xml-tree`, our addition, for MiniMax-M3),
+    /// read into a JSON object when the call closes or the output cuts it ([`super::tree`]).
+    Tree { name: String, marker: String },
 }
 
 /// A list of strings in `content_args` (absent: none).
@@ -145,6 +149,10 @@ pub(crate) struct Field {
     pub strip: bool,
     /// Put between the text of two regions of the field.
     pub join: String,
+    /// A call field whose open is watched only inside a call block's text (`tool_text`), not
+    /// in the implicit field's (`content_args.in_block`, our addition: MiniMax-M3's call
+    /// outside its block is content).
+    pub in_block: bool,
 }
 
 /// A compiled response template.
@@ -201,7 +209,7 @@ fn text() -> String {
     "text".to_owned()
 }
 
-const CONTENT_PARSERS: [&str; 8] = [
+const CONTENT_PARSERS: [&str; 9] = [
     "text",
     "int",
     "float",
@@ -210,6 +218,7 @@ const CONTENT_PARSERS: [&str; 8] = [
     "xml-inline",
     "kv-lines",
     "pythonic",
+    "xml-tree",
 ];
 
 /// A literal delimiter (a string or a list of strings) or a pattern; at most one of the two.
@@ -376,9 +385,22 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
             let lines = raw.content_args.get("lines") == Some(&Value::Bool(true));
             Ok(Calls::Pythonic { name, lines })
         }
+        "xml-tree" if is_content => {
+            let name = captured(&name_from).ok_or_else(unsupported)?;
+            let marker = raw
+                .content_args
+                .get("marker")
+                .and_then(Value::as_str)
+                .filter(|m| !m.is_empty())
+                .ok_or_else(|| format!("{scope}: xml-tree needs a 'marker'"))?;
+            Ok(Calls::Tree {
+                name,
+                marker: marker.to_owned(),
+            })
+        }
         other => Err(format!(
-            "{scope}: tool calls parsed as {other:?} are not supported (json, xml-inline or \
-             pythonic)"
+            "{scope}: tool calls parsed as {other:?} are not supported (json, xml-inline, \
+             xml-tree or pythonic)"
         )),
     }
 }
@@ -450,6 +472,7 @@ impl Template {
                 .get("strip")
                 .and_then(Value::as_bool)
                 .unwrap_or(true);
+            let in_block = f.content_args.get("in_block") == Some(&Value::Bool(true));
             fields.push(Field {
                 name: name.clone(),
                 open,
@@ -457,6 +480,7 @@ impl Template {
                 role,
                 strip,
                 join: f.join.unwrap_or_default(),
+                in_block,
             });
         }
         let implicit: Vec<usize> = (0..fields.len())
@@ -485,9 +509,12 @@ impl Template {
     /// Whether some call's arguments are built from its text (tag-form or dialect calls),
     /// which the request's tool schemas type.
     pub(crate) fn builds_arguments(&self) -> bool {
-        self.fields
-            .iter()
-            .any(|f| matches!(f.role, Role::Tools(Calls::Tags { .. } | Calls::Lax { .. })))
+        self.fields.iter().any(|f| {
+            matches!(
+                f.role,
+                Role::Tools(Calls::Tags { .. } | Calls::Lax { .. } | Calls::Tree { .. })
+            )
+        })
     }
 
     /// Whether some call's arguments are raw JSON after a named open delimiter (which

@@ -20,6 +20,7 @@ fn knobs() -> Knobs<'static> {
         reasoning_call_lead: None,
         reasoning_once: false,
         tools: true,
+        calls_off_block: true,
         rules: ToolRules {
             enabled: true,
             parallel: true,
@@ -30,6 +31,7 @@ fn knobs() -> Knobs<'static> {
             thinking_first: true,
             effort_thinks: true,
             effort_thinks_by_default: true,
+            thinking_mode_enabled: false,
         },
     }
 }

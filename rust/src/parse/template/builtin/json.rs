@@ -806,3 +806,26 @@ pub(super) const INKLING: &str = r##"{
     "content": {}
   }
 }"##;
+
+/// MiniMax-M3: reasoning between `<mm:think>` and `</mm:think>` (once; a `</mm:think>` the
+/// output begins with is dropped and ends it), and calls inside a `]<]minimax[>[<tool_call>`
+/// block only: `]<]minimax[>[<invoke name="NAME">`, arguments as nested elements each tag of
+/// which begins with the namespace `]<]minimax[>[` (`xml-tree`), up to `]<]minimax[>[</invoke>`.
+/// Text in a block around its calls, and after it, is dropped. The prompt is not read.
+pub(super) const MINIMAX_M3: &str = r##"{
+  "start_anchor_pattern": "\\z",
+  "fields": {
+    "reasoning_content": {"open": "<mm:think>", "close": "</mm:think>"},
+    "thinking": {"open_pattern": "\\A</mm:think>", "close_pattern": "(?=)"},
+    "tool_calls": {
+      "open_pattern": "\\]<\\]minimax\\[>\\[<invoke name=[\"']?\\s*(?P<name>[^>]*?)\\s*[\"']?>",
+      "close": "]<]minimax[>[</invoke>",
+      "repeats": true, "content": "xml-tree",
+      "content_args": {"marker": "]<]minimax[>[", "in_block": true},
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "tool_text": {"open": "]<]minimax[>[<tool_call>"},
+    "tools_block": {"open": "]<]minimax[>[<tool_call>"},
+    "content": {}
+  }
+}"##;

@@ -11,7 +11,7 @@ use super::typed::Typing;
 mod json;
 
 /// The built-in templates: each name (also a parser name of both kinds) with its JSON.
-const BUILTIN: [(&str, &str); 47] = [
+const BUILTIN: [(&str, &str); 48] = [
     ("qwen3_template", json::QWEN3),
     ("qwen3_coder", json::QWEN3_CODER),
     ("deepseek_r1_template", json::DEEPSEEK_R1),
@@ -59,6 +59,7 @@ const BUILTIN: [(&str, &str); 47] = [
     ("plamo3", json::PLAMO3),
     ("poolside_v1", json::POOLSIDE_V1),
     ("inkling", json::INKLING),
+    ("minimax_m3", json::MINIMAX_M3),
 ];
 
 /// The built-in templates' names, each also a parser name of both kinds.
@@ -99,7 +100,7 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "deepseek_v4"
         | "deepseek_v41" => Some(true),
         "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" | "kimi_k3" | "hy_v3"
-        | "hy_v4" | "plamo3" | "poolside_v1" => Some(false),
+        | "hy_v4" | "plamo3" | "poolside_v1" | "minimax_m3" => Some(false),
         "inkling" => Some(true),
         _ => None,
     }
@@ -130,6 +131,13 @@ pub(crate) fn reasoning_call_lead(name: &str) -> Option<&'static str> {
         "plamo3" => Some("<|plamo:begin_tool_requests:plamo|>"),
         _ => None,
     }
+}
+
+/// Whether, under the tool parser's name, a call block stays content where the request turns
+/// calls off and the reasoning parser is named too (vLLM's `minimax_m3` drops it only on the
+/// path of its tool parser alone).
+pub(crate) fn block_stays_beside_reasoning(name: &str) -> bool {
+    name == "minimax_m3"
 }
 
 /// A built-in template's JSON text.

@@ -48,7 +48,10 @@ impl TemplateState {
                     (n, _) => n.unwrap_or_default().to_owned(),
                 };
             }
-            Calls::Raw { name } | Calls::Lax { name, .. } | Calls::Tags { name, .. } => {
+            Calls::Raw { name }
+            | Calls::Lax { name, .. }
+            | Calls::Tags { name, .. }
+            | Calls::Tree { name, .. } => {
                 if matches!(calls, Calls::Raw { .. }) {
                     self.args = Args::after_open(text);
                 }
@@ -286,6 +289,19 @@ impl TemplateState {
                             out.push_arguments(self.calls.saturating_sub(1), &arguments);
                         }
                     }
+                    Calls::Tree { marker, .. } => {
+                        let props = self.schema(k);
+                        let mut pairs = tree::arguments(&self.body, marker, props.as_ref());
+                        if let Some(props) = props {
+                            typed::type_args(k.typing, &mut pairs, &props);
+                        }
+                        if k.rules.parallel || self.calls == 1 {
+                            out.push_arguments(
+                                self.calls.saturating_sub(1),
+                                &typed::dump_args(&pairs),
+                            );
+                        }
+                    }
                     Calls::Raw { .. } if !self.name.is_empty() => {
                         let mut arguments = py_strip(&self.body).to_owned();
                         if let (Some(props), Some(Val::Dict(mut pairs))) =
@@ -404,7 +420,7 @@ impl TemplateState {
                 self.keep_body(text);
                 self.read_tags(call, k, false, out);
             }
-            Role::Tools(Calls::Tags { .. } | Calls::Lax { .. }) => {
+            Role::Tools(Calls::Tags { .. } | Calls::Lax { .. } | Calls::Tree { .. }) => {
                 self.keep_body(text);
             }
             Role::Tools(Calls::Pythonic { .. }) => {

@@ -19,6 +19,7 @@ use super::args::{Args, Step};
 use super::delim::{Delim, Found};
 use super::pythonic::{Event, Py, list_event};
 use super::spec::{Calls, Role, Template, Values};
+use super::tree;
 use super::typed::{self, Typing, Val};
 use crate::parse::carry::carried;
 use crate::parse::json::{Scan, Sink};
@@ -55,6 +56,9 @@ pub(crate) struct Knobs<'r> {
     /// open delimiter is text.
     pub reasoning_once: bool,
     pub tools: bool,
+    /// Where calls are off, a call block is dropped (`tools_block`); not under vLLM's
+    /// `minimax_m3` beside its reasoning parser, which leaves the block in the content.
+    pub calls_off_block: bool,
     pub rules: ToolRules,
     /// The chat request's JSON text, whose tool schemas type built arguments.
     pub request: Option<&'r str>,
@@ -88,7 +92,7 @@ impl Knobs<'_> {
         match role {
             Role::Reasoning => self.reasoning,
             Role::Tools(_) | Role::CallText => self.tools && self.rules.enabled,
-            Role::CallsOff => self.tools && !self.rules.enabled,
+            Role::CallsOff => self.tools && !self.rules.enabled && self.calls_off_block,
             _ => true,
         }
     }
@@ -496,7 +500,11 @@ impl TemplateState {
                 for (i, f) in t.fields.iter().enumerate() {
                     let over =
                         k.reasoning_once && self.reasoned && matches!(f.role, Role::Reasoning);
-                    if let Some(d) = f.open.as_ref().filter(|_| k.on(&f.role) && !over) {
+                    if let Some(d) = f
+                        .open
+                        .as_ref()
+                        .filter(|_| k.on(&f.role) && !over && !f.in_block)
+                    {
                         consider(i, true, d, &f.name, "", false);
                     }
                 }

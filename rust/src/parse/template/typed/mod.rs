@@ -31,7 +31,9 @@ use std::fmt::Write as _;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-pub(crate) use rules::{keeps_text, poolside_value, type_args, types_each};
+pub(crate) use rules::{
+    keeps_text, poolside_value, type_args, types_each, vllm_coerce, vllm_names_string,
+};
 
 /// Whose rules type the arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -40,6 +40,14 @@ fn vllm_types(schema: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// Whether the types a property's schema declares, as vLLM reads them (none: `string`), name
+/// `string` as written (before vLLM's aliases).
+pub(crate) fn vllm_names_string(schema: &Value) -> bool {
+    let mut declared = Vec::new();
+    vllm_types(schema, &mut declared);
+    declared.is_empty() || declared.iter().any(|t| t == "string")
+}
+
 /// vLLM's names for JSON Schema types.
 fn vllm_alias(t: &str) -> String {
     let t = t.trim_matches(py_space).to_lowercase();
@@ -91,7 +99,7 @@ fn vllm_keeps_text(schema: &Value) -> bool {
 }
 
 /// A tag's text typed by its property's schema, by vLLM's rules.
-pub(super) fn vllm_coerce(text: &str, schema: &Value) -> Val {
+pub(crate) fn vllm_coerce(text: &str, schema: &Value) -> Val {
     let mut declared = Vec::new();
     vllm_types(schema, &mut declared);
     if declared.is_empty() {
