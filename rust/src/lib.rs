@@ -50,7 +50,7 @@ pub use parse::{
     ALIASES as PARSER_ALIASES, AUTO, CallDelta, ChatParser, Context, Delta, Kind as ParserKind,
     ParseError, ParseState, Parsers, REASONING_PARSERS, REFUSED as REFUSED_PARSERS, Reasoning,
     Session, TEMPLATE_NAME, TEMPLATES, TOOL_PARSERS, Template, TemplateParser, TemplateState,
-    ToolRules, accepted_names, builtin_json, parser_refusal, select_parser,
+    ToolRules, accepted_names, auto_names, builtin_json, parser_refusal, select_parser,
 };
 pub use stop::{MAX_STOP_BYTES, StopStep, StopStrings};
 pub use stream::{MAX_HELD, PREFIX_OFFSET, SEED_IDS, Stream, step_batch};

@@ -89,7 +89,8 @@ def check(case: Case, mode: str, **request_fields: Any) -> None:
     prompt, gen = encode(case.fixture, case.prompt), encode(case.fixture, case.text)
     got = whole(r, prompt, gen, request, case.finish)
     assert got.message == case.expected
-    assert got.finish_reason == expected_finish(case.expected, case.finish)
+    choice = {**(case.request or {}), **request_fields}.get("tool_choice", "auto")
+    assert got.finish_reason == expected_finish(case.expected, case.finish, choice)
     for shape in ("1", "3", "random"):
         streamed = stream(r, prompt, chunks(gen, shape), request, case.finish, mode=mode)
         assert streamed.result() == got, shape

@@ -507,11 +507,13 @@ pub fn select<'a>(
         }
         [name, ..] => {
             let (name, t) = compiled(name)?;
+            // A tool parser that reports reasoning parses it, named alone.
+            let reports = t.has(true) && tool.is_some_and(builtin::tool_reports_reasoning);
             let mut p = TemplateParser::new(
                 Arc::clone(det),
                 t,
                 name,
-                reasoning.is_some(),
+                reasoning.is_some() || reports,
                 tool.is_some(),
             );
             p.vllm_space = builtin::vllm_space(name);
@@ -528,6 +530,10 @@ pub fn select<'a>(
         {
             *n = name;
         }
+    }
+    // Reasoning parsed by the tool parser's name alone goes by that name.
+    if r.is_none() && p.reasoning {
+        p.names[0] = p.names[1];
     }
     if given == Some(APPEND_THINK) {
         p.reasoning = false;

@@ -35,7 +35,7 @@ impl Kind {
 /// to one class (`glm47` and `glm45`, `qwen3_json` and `hermes`, ...): `(kind, vLLM's name,
 /// the name that serves it)`; `None` for the kind means both. `mistral` is not here: which
 /// template serves it depends on the vocabulary (see [`crate::select_parser`]).
-pub const ALIASES: [(Option<Kind>, &str, &str); 12] = [
+pub const ALIASES: [(Option<Kind>, &str, &str); 13] = [
     (Some(Kind::Tool), "openai", "gpt_oss"),
     (Some(Kind::Reasoning), "openai_gptoss", "gpt_oss"),
     (None, "glm47", "glm45"),
@@ -46,6 +46,8 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 12] = [
     // Beam's parser is vLLM's `hf` parser over the checkpoint's response template; what it
     // adds is a grammar for the engine's sampling, which a derender does not run.
     (None, "beam", AUTO),
+    // vLLM registers it as an alias of `muse`.
+    (None, "musespark1x", "muse"),
     // DeepSeek-V3's reasoning with thinking on unless the request switches it off.
     (Some(Kind::Reasoning), "holo2", "deepseek_v3"),
     (Some(Kind::Reasoning), "step5", "deepseek_r1"),
@@ -61,7 +63,7 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 12] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 8] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 5] = [
     (
         None,
         "cohere_command3",
@@ -73,17 +75,6 @@ pub const REFUSED: [(Option<Kind>, &str, &str); 8] = [
         "Cohere Command's (vLLM reads it with cohere_melody)",
     ),
     (None, "k2_horizon", "K2 Horizon's (<ifm|tool_call>)"),
-    (None, "muse", "Muse's (ATEM, <atem:function_calls>)"),
-    (
-        None,
-        "muse_glimmer",
-        "Muse Glimmer's (ATEM, <atem:function_calls>)",
-    ),
-    (
-        None,
-        "musespark1x",
-        "Muse Spark's (ATEM, <atem:function_calls>)",
-    ),
     (
         Some(Kind::Tool),
         "minicpm5",

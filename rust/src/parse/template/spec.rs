@@ -153,6 +153,14 @@ pub(crate) struct Field {
     /// in the implicit field's (`content_args.in_block`, our addition: MiniMax-M3's call
     /// outside its block is content).
     pub in_block: bool,
+    /// Where it matches inside the field's call, the call ends there without its close and is
+    /// dropped where it is sent only once closed; text goes on from the match
+    /// (`content_args.stop_pattern`, our addition: a Muse message's end ends a call left open).
+    pub stop: Option<Delim>,
+    /// A call's name `X.X` that the request's tools do not declare, where they declare `X`, is
+    /// `X` (`content_args.collapse_doubled_names`, our addition, as vLLM's Muse parsers read
+    /// the names Muse's chat template leads the model to write).
+    pub collapse: bool,
 }
 
 /// A compiled response template.
@@ -472,7 +480,14 @@ impl Template {
                 .get("strip")
                 .and_then(Value::as_bool)
                 .unwrap_or(true);
-            let in_block = f.content_args.get("in_block") == Some(&Value::Bool(true));
+            let flag = |key: &str| f.content_args.get(key) == Some(&Value::Bool(true));
+            let stop = match f.content_args.get("stop_pattern") {
+                None => None,
+                Some(Value::String(p)) => {
+                    Some(Delim::pattern(p).map_err(|e| format!("{scope}: stop_pattern: {e}"))?)
+                }
+                Some(_) => return Err(format!("{scope}: 'stop_pattern' must be a string")),
+            };
             fields.push(Field {
                 name: name.clone(),
                 open,
@@ -480,7 +495,9 @@ impl Template {
                 role,
                 strip,
                 join: f.join.unwrap_or_default(),
-                in_block,
+                in_block: flag("in_block"),
+                stop,
+                collapse: flag("collapse_doubled_names"),
             });
         }
         let implicit: Vec<usize> = (0..fields.len())

@@ -829,3 +829,104 @@ pub(super) const MINIMAX_M3: &str = r##"{
     "content": {}
   }
 }"##;
+
+/// Muse Spark (`muse`, also vLLM's `musespark1x`): messages `<|start|>assistant to=R<|message|>`
+/// (the first one without `<|start|>assistant`, the prompt's), each ended by `<|eom|>`,
+/// `<|eot|>` or the next header. `to=self` and a bare header are reasoning; `to=user` and
+/// `to=commentary` content; `to=developer` dropped; any other recipient a tool, whose message
+/// holds ATEM calls (`<atem:invoke name="N">` with `<atem:parameter name="K">V</atem:parameter>`
+/// tags), sent once each closes, and dropped where calls are not parsed. A call outside a tool
+/// message is text; a message's end ends a call left open, which is dropped. Text after a
+/// message's end and before the next header is dropped. Equal matches go to the field whose name
+/// sorts first: `reasoning_content` over `self_message` (the same messages where reasoning is
+/// not parsed), the recipients' fields over `tool_text` and `unparsed_call_message`.
+pub(super) const MUSE: &str = r##"{
+  "start_anchor": "<|start|>assistant",
+  "fields": {
+    "reasoning_content": {
+      "open_pattern": "(?:<\\|start\\|>\\s*assistant\\s*|[^\\S\\n]*)(?:to=self)?<\\|message\\|>",
+      "close_pattern": "(?=<\\|eom\\|>|<\\|eot\\|>|<\\|start\\|>|(?:to=[^\\s<]+)?<\\|message\\|>)",
+      "repeats": true, "join": "", "content_args": {"strip": false}
+    },
+    "self_message": {
+      "open_pattern": "(?:<\\|start\\|>\\s*assistant\\s*|[^\\S\\n]*)(?:to=self)?<\\|message\\|>",
+      "close_pattern": "(?=<\\|eom\\|>|<\\|eot\\|>|<\\|start\\|>|(?:to=[^\\s<]+)?<\\|message\\|>)"
+    },
+    "addressed": {
+      "open_pattern": "(?:<\\|start\\|>\\s*assistant\\s*|[^\\S\\n]*)to=(?:user|commentary)<\\|message\\|>",
+      "close_pattern": "(?=)"
+    },
+    "developer": {
+      "open_pattern": "(?:<\\|start\\|>\\s*assistant\\s*|[^\\S\\n]*)to=developer<\\|message\\|>",
+      "close_pattern": "(?=<\\|eom\\|>|<\\|eot\\|>|<\\|start\\|>|(?:to=[^\\s<]+)?<\\|message\\|>)"
+    },
+    "tool_text": {
+      "open_pattern": "(?:<\\|start\\|>\\s*assistant\\s*|[^\\S\\n]*)to=[^\\s<]+<\\|message\\|>",
+      "close_pattern": "(?=<\\|eom\\|>|<\\|eot\\|>|<\\|start\\|>|(?:to=[^\\s<]+)?<\\|message\\|>)"
+    },
+    "unparsed_call_message": {
+      "open_pattern": "(?:<\\|start\\|>\\s*assistant\\s*|[^\\S\\n]*)to=[^\\s<]+<\\|message\\|>",
+      "close_pattern": "(?=<\\|eom\\|>|<\\|eot\\|>|<\\|start\\|>|(?:to=[^\\s<]+)?<\\|message\\|>)"
+    },
+    "tool_calls": {
+      "open_pattern": "<atem:invoke\\b[^>]*?\\bname=\"(?P<name>[^\"]+)\"[^>]*>",
+      "close": "</atem:invoke>", "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<atem:parameter\\b[^>]*?\\bname=\"(?P<key>[^\"]+)\"[^>]*?>(?P<value>.*?)</atem:parameter>",
+        "closed_only": true, "in_block": true, "collapse_doubled_names": true,
+        "stop_pattern": "<\\|eom\\|>|<\\|eot\\|>|<\\|start\\|>|(?:to=[^\\s<]+)?<\\|message\\|>"
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "message_end": {
+      "open": ["<|eom|>", "<|eot|>"],
+      "close_pattern": "(?=<\\|start\\|>|[^\\S\\n]*(?:to=[^\\s<]+)?<\\|message\\|>)"
+    },
+    "content": {"repeats": true, "join": "", "content_args": {"strip": false}}
+  }
+}"##;
+
+/// Muse Glimmer (`muse_glimmer`): Muse Spark's messages, but only `to=self` is reasoning (its
+/// messages joined by a newline), `to=user` and a bare header are content, and `to=commentary`
+/// and `to=developer` are tools.
+pub(super) const MUSE_GLIMMER: &str = r##"{
+  "start_anchor": "<|start|>assistant",
+  "fields": {
+    "reasoning_content": {
+      "open_pattern": "(?:<\\|start\\|>\\s*assistant\\s*|[^\\S\\n]*)to=self<\\|message\\|>",
+      "close_pattern": "(?=<\\|eom\\|>|<\\|eot\\|>|<\\|start\\|>|(?:to=[^\\s<]+)?<\\|message\\|>)",
+      "repeats": true, "join": "\n", "content_args": {"strip": false}
+    },
+    "self_message": {
+      "open_pattern": "(?:<\\|start\\|>\\s*assistant\\s*|[^\\S\\n]*)to=self<\\|message\\|>",
+      "close_pattern": "(?=<\\|eom\\|>|<\\|eot\\|>|<\\|start\\|>|(?:to=[^\\s<]+)?<\\|message\\|>)"
+    },
+    "addressed": {
+      "open_pattern": "(?:<\\|start\\|>\\s*assistant\\s*|[^\\S\\n]*)(?:to=user)?<\\|message\\|>",
+      "close_pattern": "(?=)"
+    },
+    "tool_text": {
+      "open_pattern": "(?:<\\|start\\|>\\s*assistant\\s*|[^\\S\\n]*)to=[^\\s<]+<\\|message\\|>",
+      "close_pattern": "(?=<\\|eom\\|>|<\\|eot\\|>|<\\|start\\|>|(?:to=[^\\s<]+)?<\\|message\\|>)"
+    },
+    "unparsed_call_message": {
+      "open_pattern": "(?:<\\|start\\|>\\s*assistant\\s*|[^\\S\\n]*)to=[^\\s<]+<\\|message\\|>",
+      "close_pattern": "(?=<\\|eom\\|>|<\\|eot\\|>|<\\|start\\|>|(?:to=[^\\s<]+)?<\\|message\\|>)"
+    },
+    "tool_calls": {
+      "open_pattern": "<atem:invoke\\b[^>]*?\\bname=\"(?P<name>[^\"]+)\"[^>]*>",
+      "close": "</atem:invoke>", "repeats": true, "content": "xml-inline",
+      "content_args": {
+        "tag_pattern": "<atem:parameter\\b[^>]*?\\bname=\"(?P<key>[^\"]+)\"[^>]*?>(?P<value>.*?)</atem:parameter>",
+        "closed_only": true, "in_block": true, "collapse_doubled_names": true,
+        "stop_pattern": "<\\|eom\\|>|<\\|eot\\|>|<\\|start\\|>|(?:to=[^\\s<]+)?<\\|message\\|>"
+      },
+      "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "message_end": {
+      "open": ["<|eom|>", "<|eot|>"],
+      "close_pattern": "(?=<\\|start\\|>|[^\\S\\n]*(?:to=[^\\s<]+)?<\\|message\\|>)"
+    },
+    "content": {"repeats": true, "join": "", "content_args": {"strip": false}}
+  }
+}"##;

@@ -11,7 +11,7 @@ use super::typed::Typing;
 mod json;
 
 /// The built-in templates: each name (also a parser name of both kinds) with its JSON.
-const BUILTIN: [(&str, &str); 48] = [
+const BUILTIN: [(&str, &str); 50] = [
     ("qwen3_template", json::QWEN3),
     ("qwen3_coder", json::QWEN3_CODER),
     ("deepseek_r1_template", json::DEEPSEEK_R1),
@@ -60,6 +60,8 @@ const BUILTIN: [(&str, &str); 48] = [
     ("poolside_v1", json::POOLSIDE_V1),
     ("inkling", json::INKLING),
     ("minimax_m3", json::MINIMAX_M3),
+    ("muse", json::MUSE),
+    ("muse_glimmer", json::MUSE_GLIMMER),
 ];
 
 /// The built-in templates' names, each also a parser name of both kinds.
@@ -100,7 +102,9 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "deepseek_v4"
         | "deepseek_v41" => Some(true),
         "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" | "kimi_k3" | "hy_v3"
-        | "hy_v4" | "plamo3" | "poolside_v1" | "minimax_m3" => Some(false),
+        | "hy_v4" | "plamo3" | "poolside_v1" | "minimax_m3" | "muse" | "muse_glimmer" => {
+            Some(false)
+        }
         "inkling" => Some(true),
         _ => None,
     }
@@ -111,7 +115,8 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
 /// `functiongemma` parser reads it.
 pub(crate) fn vllm_typing(name: &str) -> Typing {
     match name {
-        "functiongemma" | "kimi_k3" => Typing::Loads,
+        "functiongemma" | "kimi_k3" | "muse_glimmer" => Typing::Loads,
+        "muse" | "musespark1x" => Typing::Muse,
         "hy_v3" | "hy_v4" => Typing::HyV3,
         "poolside_v1" => Typing::Poolside,
         _ => Typing::Vllm,
@@ -138,6 +143,12 @@ pub(crate) fn reasoning_call_lead(name: &str) -> Option<&'static str> {
 /// path of its tool parser alone).
 pub(crate) fn block_stays_beside_reasoning(name: &str) -> bool {
     name == "minimax_m3"
+}
+
+/// Whether the tool parser of this name reports reasoning too, named alone (vLLM's Muse tool
+/// parsers send the `to=self` messages' text as reasoning).
+pub(crate) fn tool_reports_reasoning(name: &str) -> bool {
+    matches!(name, "muse" | "musespark1x" | "muse_glimmer")
 }
 
 /// A built-in template's JSON text.

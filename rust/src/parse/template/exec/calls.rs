@@ -47,6 +47,11 @@ impl TemplateState {
                     (Some(n), true) => typed::unescape_entities(n),
                     (n, _) => n.unwrap_or_default().to_owned(),
                 };
+                if f.collapse
+                    && let Some(collapsed) = k.request.and_then(|r| typed::collapsed(r, &self.name))
+                {
+                    self.name = collapsed;
+                }
             }
             Calls::Raw { name }
             | Calls::Lax { name, .. }

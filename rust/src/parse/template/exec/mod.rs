@@ -327,6 +327,9 @@ impl TemplateState {
                         .and_then(|c| t.fields.get(usize::from(c)))
                         .is_some_and(|f| matches!(f.role, Role::Tools(_)));
                 self.held_content_space(t, k, !call, out);
+                if call_closed && s == e && self.stopped(t, buf, s, eos) {
+                    self.cut(t);
+                }
                 self.close(t, k, out);
                 if open {
                     let caps = t
@@ -436,6 +439,10 @@ impl TemplateState {
                 {
                     consider(c, false, d, &f.name, "", false);
                 }
+                // A call's stop ends it where the stop begins (`stopped`).
+                if let Some((f, d)) = t.fields.get(c).and_then(|f| Some((f, f.stop.as_ref()?))) {
+                    consider(c, false, d, &f.name, "", true);
+                }
                 // A call's open ends reasoning, where the reasoning parser's name says so.
                 if k.calls_end_reasoning
                     && t.fields
@@ -518,6 +525,14 @@ impl TemplateState {
             }
         }
         (best.filter(|b| b.2 < hold), hold)
+    }
+
+    /// Whether the open call's stop matches at `at` (its region ends there without its close).
+    fn stopped(&self, t: &Template, buf: &str, at: usize, eos: bool) -> bool {
+        self.current
+            .and_then(|c| t.fields.get(usize::from(c)))
+            .and_then(|f| f.stop.as_ref())
+            .is_some_and(|d| matches!(d.find(buf, at, eos), Found::Match(s, _) if s == at))
     }
 
     fn reset(&mut self) {

@@ -55,6 +55,10 @@ fn read_value(reading: Reading, said: Option<bool>, raw: &str, prop: Option<&Val
     match (said, reading.typing, reading.values) {
         (Some(true), _, _) => text(),
         (_, Typing::Loads, _) => typed::loads(raw).unwrap_or_else(text),
+        (_, Typing::Muse, _) => match prop.and_then(|p| p.get("type")).and_then(Value::as_str) {
+            Some("string") => text(),
+            _ => typed::loads(raw).unwrap_or_else(text),
+        },
         (_, Typing::Poolside, _) => typed::poolside_value(raw, prop),
         (Some(false), _, _) => typed::loads(raw).unwrap_or_else(text),
         (None, Typing::Vllm, _) | (None, _, Values::Raw) => text(),

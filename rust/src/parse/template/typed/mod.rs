@@ -47,6 +47,9 @@ pub(crate) enum Typing {
     HyV3,
     /// vLLM's `poolside_v1` parser's rules ([`poolside_value`]), applied as each tag is read.
     Poolside,
+    /// vLLM's `muse` parser's rules, applied as each tag is read: a value whose key the tool
+    /// declares with `"type": "string"` is its text, any other is read as JSON, else its text.
+    Muse,
 }
 
 /// A JSON value as Python holds it: objects keep their keys in the order first written.
@@ -280,7 +283,28 @@ pub(crate) fn properties(request: &str, name: &str) -> Option<serde_json::Map<St
     }
 }
 
-/// Types the arguments in place, by `typing`'s rules; returns whether any value changed.
+/// The name `X` for a call's name `X.X` (cut at its first `.`) where the request's tools
+/// declare `X` but not `X.X` (vLLM's Muse parsers read a doubled name so); `None` otherwise.
+pub(crate) fn collapsed(request: &str, name: &str) -> Option<String> {
+    let (head, tail) = name.split_once('.')?;
+    if head != tail {
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Only {
+        #[serde(default)]
+        tools: Option<Vec<Value>>,
+    }
+    let tools = serde_json::from_str::<Only>(request).ok()?.tools?;
+    let declared = |n: &str| {
+        tools.iter().any(|t| {
+            let f = t.get("function").unwrap_or(t);
+            f.get("name").and_then(Value::as_str) == Some(n)
+        })
+    };
+    (!declared(name) && declared(head)).then(|| head.to_owned())
+}
+
 /// `text` with the entities an XML-style attribute escapes read back: `&quot;` as `"`, then
 /// `&amp;` as `&` (the reverse of escaping `&` first).
 pub(crate) fn unescape_entities(text: &str) -> String {

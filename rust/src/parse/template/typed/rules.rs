@@ -371,7 +371,7 @@ pub(crate) fn type_args(
             Typing::HyV3 => Some(hy_coerce(text, schema)),
             Typing::Poolside => None,
             Typing::Transformers => transformers_coerce(text, schema),
-            Typing::Loads => None,
+            Typing::Loads | Typing::Muse => None,
         };
         if let Some(v) = typed.filter(|v| v != value) {
             *value = v;

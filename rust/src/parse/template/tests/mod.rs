@@ -7,6 +7,8 @@ use super::exec::Knobs;
 use super::*;
 use crate::parse::ToolRules;
 
+mod messages;
+
 type Message = (String, String, Vec<(String, String)>);
 
 fn knobs() -> Knobs<'static> {

@@ -1,0 +1,116 @@
+//! The engine's additions for message formats (Muse's recipients, MiniMax-M3's call block), on
+//! their built-in templates: whole output and every cut in three give the same message.
+
+use super::super::typed::Typing;
+use super::{call, every_split, knobs, run};
+use crate::parse::template::TemplateParser;
+
+const THINK: &str = " to=self<|message|>Plan.<|eom|>";
+
+fn head(recipient: &str) -> String {
+    format!("<|start|>assistant to={recipient}<|message|>")
+}
+
+fn invoke(name: &str, params: &[(&str, &str)]) -> String {
+    let tags: String = params
+        .iter()
+        .map(|(k, v)| format!("<atem:parameter name=\"{k}\">{v}</atem:parameter>\n"))
+        .collect();
+    format!("<atem:invoke name=\"{name}\">\n{tags}</atem:invoke>\n")
+}
+
+#[test]
+fn muse_messages_go_by_their_recipient() {
+    let out = format!(
+        "{THINK}{}Checking.<|eom|>{}<atem:function_calls>\n{}</atem:function_calls><|eom|>\
+         {}internal<|eom|>{}Sunny.",
+        head("commentary"),
+        head("get_weather"),
+        invoke("get_weather", &[("city", "Paris")]),
+        head("developer"),
+        head("user"),
+    );
+    let (content, reasoning, calls) = every_split("muse", "", &out);
+    assert_eq!(
+        (content.as_str(), reasoning.as_str()),
+        ("Checking.Sunny.", "Plan.")
+    );
+    assert_eq!(calls, [call("get_weather", r#"{"city": "Paris"}"#)]);
+    // Glimmer: commentary and developer messages are tools', dropped.
+    let (content, _, _) = every_split("muse_glimmer", "", &out);
+    assert_eq!(content, "Sunny.");
+}
+
+#[test]
+fn a_call_outside_a_tool_message_is_text() {
+    let echo = invoke("get_weather", &[("city", "Rome")]);
+    let out = format!("{THINK}{}Write: {echo}", head("user"));
+    let (content, _, calls) = every_split("muse", "", &out);
+    assert_eq!(content, format!("Write: {echo}"));
+    assert!(calls.is_empty());
+}
+
+#[test]
+fn a_messages_end_drops_a_call_left_open() {
+    let out = format!(
+        "{THINK}{}<atem:invoke name=\"get_weather\">\n\
+         <atem:parameter name=\"city\">Paris</atem:parameter>\n<|eom|>{}Sorry.",
+        head("get_weather"),
+        head("user"),
+    );
+    let (content, reasoning, calls) = every_split("muse", "", &out);
+    assert_eq!((content.as_str(), reasoning.as_str()), ("Sorry.", "Plan."));
+    assert!(calls.is_empty());
+}
+
+#[test]
+fn muse_names_and_values_by_the_request() {
+    let (_, t) = TemplateParser::builtin("muse").unwrap();
+    let request = r#"{"tools": [{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"properties": {"zip": {"type": "string"}, "n": {"type": "integer"},
+        "maybe": {"type": ["string", "null"]}}}}}]}"#;
+    let mut k = knobs();
+    k.request = Some(request);
+    k.typing = Typing::Muse;
+    let params = [
+        ("zip", "75001"),
+        ("n", "7"),
+        ("maybe", "12"),
+        ("other", "[1]"),
+    ];
+    let out = format!(
+        "{}{}{}",
+        head("get_weather.get_weather"),
+        invoke("get_weather.get_weather", &params),
+        invoke("weather.get", &params[..1]),
+    );
+    let m = run(&t, k, "", &[&out]);
+    // The doubled name is the declared one, and its `string` key stays text; a name the
+    // request does not declare stays as written, its values read as JSON.
+    assert_eq!(
+        m.2,
+        [
+            call(
+                "get_weather",
+                r#"{"zip": "75001", "n": 7, "maybe": 12, "other": [1]}"#
+            ),
+            call("weather.get", r#"{"zip": 75001}"#)
+        ]
+    );
+}
+
+#[test]
+fn minimax_m3_calls_only_in_a_block_and_a_leading_close_ends_reasoning() {
+    let ns = "]<]minimax[>[";
+    let invoke = format!("{ns}<invoke name=\"f\">{ns}<a>1{ns}</a>{ns}</invoke>");
+    let out = format!("</mm:think>x {invoke} y{ns}<tool_call>\n{invoke}\n{ns}</tool_call>\nz");
+    let (content, reasoning, calls) = every_split("minimax_m3", "", &out);
+    assert_eq!(
+        (content.as_str(), reasoning.as_str()),
+        (format!("x {invoke} y").as_str(), "")
+    );
+    assert_eq!(calls, [call("f", r#"{"a": "1"}"#)]);
+    // A `</mm:think>` that is not the output's first text is content.
+    let (content, _, _) = every_split("minimax_m3", "", "a</mm:think><mm:think>b</mm:think>c");
+    assert_eq!(content, "a</mm:think>c");
+}
