@@ -53,7 +53,15 @@
 //!   MiniMax-M3: `xml-tree` content reads nested elements whose tags begin with
 //!   `content_args.marker` into a JSON object when the call closes or the output cuts it
 //!   ([`tree`]), and `content_args.in_block` watches a call's open only inside a call block's
-//!   text (`tool_text`).
+//!   text (`tool_text`). For Muse: `content_args.stop_pattern` ends a call left open where it
+//!   matches (a call sent only once closed is then dropped), and
+//!   `content_args.collapse_doubled_names` reads a name `X.X` as `X` where the request declares
+//!   `X` and not `X.X`. For Cohere: a field with `content_args.inline` (an open delimiter only)
+//!   has its matches dropped wherever text goes, without ending the region they are in;
+//!   `"strip": "trailing"` strips only a region's trailing whitespace; and
+//!   `content_args.lstrip_after` drops, from where its region opens, the leading whitespace of
+//!   the text that follows in whatever region. Equal matches (as early, as long, both opens or
+//!   both closes) go to the field whose name sorts first.
 //! - JSON calls end where their JSON does (vLLM's JSON parsers read it with `raw_decode`):
 //!   raw arguments where their value ends (and the call where the containers its open
 //!   delimiter left open close, as Llama's `{"name": ..., "parameters": ` does), a calls field
@@ -308,6 +316,7 @@ impl TemplateParser {
             tools: self.tools,
             calls_off_block: !(self.reasoning
                 && builtin::block_stays_beside_reasoning(self.names[1])),
+            calls_off_unnamed: builtin::cohere(self.names[0]),
             rules: cx.rules,
             request: cx.request,
             typing: self.typing,
@@ -477,6 +486,26 @@ pub fn select<'a>(
             "the parser {AUTO:?} reads the checkpoint's response_template, and there is none"
         ));
     }
+    // vLLM's Cohere parser takes the reasoning parser's preset, and another reasoning parser
+    // beside a Cohere tool parser is refused at startup.
+    if let Some(t) = tool.filter(|t| builtin::cohere(t)) {
+        match reasoning {
+            Some(r) if builtin::cohere(r) => {}
+            Some(r) => {
+                return Err(format!(
+                    "the tool parser {t:?} parses reasoning too: name the reasoning parser \
+                     \"cohere_command3\" or \"cohere_command4\" with it, or none, not {r:?}"
+                ));
+            }
+            None => {}
+        }
+    }
+    // Two of Cohere's names: the reasoning parser's template parses both parts, and the tool
+    // parser goes by its own name.
+    let cohere_tool = tool
+        .filter(|t| reasoning.is_some_and(builtin::cohere) && builtin::cohere(t))
+        .and_then(|t| TEMPLATES.iter().copied().find(|n| *n == t));
+    let tool = cohere_tool.and(reasoning).or(tool);
     let named: Vec<&str> = [reasoning, tool]
         .into_iter()
         .flatten()
@@ -534,6 +563,9 @@ pub fn select<'a>(
     // Reasoning parsed by the tool parser's name alone goes by that name.
     if r.is_none() && p.reasoning {
         p.names[0] = p.names[1];
+    }
+    if let Some(t) = cohere_tool {
+        p.names[1] = t;
     }
     if given == Some(APPEND_THINK) {
         p.reasoning = false;

@@ -63,17 +63,7 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 13] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 5] = [
-    (
-        None,
-        "cohere_command3",
-        "Cohere Command's (vLLM reads it with cohere_melody)",
-    ),
-    (
-        None,
-        "cohere_command4",
-        "Cohere Command's (vLLM reads it with cohere_melody)",
-    ),
+pub const REFUSED: [(Option<Kind>, &str, &str); 3] = [
     (None, "k2_horizon", "K2 Horizon's (<ifm|tool_call>)"),
     (
         Some(Kind::Tool),

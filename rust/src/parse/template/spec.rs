@@ -147,6 +147,18 @@ pub(crate) struct Field {
     pub role: Role,
     /// Text is stripped of surrounding whitespace (per region, as the value is).
     pub strip: bool,
+    /// Only trailing whitespace is stripped (`"strip": "trailing"`, our addition: Cohere's
+    /// parser keeps a region's leading whitespace).
+    pub trailing: bool,
+    /// Where its region opens, the leading whitespace of the text that follows, in whatever
+    /// region, is dropped up to the first other text (`content_args.lstrip_after`, our
+    /// addition: Cohere's parser trims from `<|START_THINKING|>` on, into the content if the
+    /// reasoning is empty).
+    pub lstrip_after: bool,
+    /// A field of only an open delimiter whose matches are dropped wherever text goes, without
+    /// ending the region they are in (`content_args.inline`, our addition: Cohere's citation
+    /// tags, whose text stays).
+    pub inline: bool,
     /// Put between the text of two regions of the field.
     pub join: String,
     /// A call field whose open is watched only inside a call block's text (`tool_text`), not
@@ -475,12 +487,23 @@ impl Template {
                 "tools_block" => Role::CallsOff,
                 _ => Role::Other,
             };
-            let strip = f
-                .content_args
-                .get("strip")
-                .and_then(Value::as_bool)
-                .unwrap_or(true);
             let flag = |key: &str| f.content_args.get(key) == Some(&Value::Bool(true));
+            if flag("inline") && (open.is_none() || close.is_some() || !matches!(role, Role::Other))
+            {
+                return Err(format!(
+                    "{scope}: an inline field has an open delimiter, no close, and no role"
+                ));
+            }
+            let (strip, trailing) = match f.content_args.get("strip") {
+                None => (true, false),
+                Some(Value::Bool(b)) => (*b, false),
+                Some(Value::String(s)) if s == "trailing" => (false, true),
+                Some(_) => {
+                    return Err(format!(
+                        "{scope}: 'strip' must be true, false or \"trailing\""
+                    ));
+                }
+            };
             let stop = match f.content_args.get("stop_pattern") {
                 None => None,
                 Some(Value::String(p)) => {
@@ -494,6 +517,9 @@ impl Template {
                 close,
                 role,
                 strip,
+                trailing,
+                lstrip_after: flag("lstrip_after"),
+                inline: flag("inline"),
                 join: f.join.unwrap_or_default(),
                 in_block: flag("in_block"),
                 stop,

@@ -930,3 +930,72 @@ pub(super) const MUSE_GLIMMER: &str = r##"{
     "content": {"repeats": true, "join": "", "content_args": {"strip": false}}
   }
 }"##;
+
+/// Cohere Command (`cohere_command3`: Command R7B, Command A): marker-delimited sections, each
+/// marker ending the one before it wherever it comes. `<|START_THINKING|>` opens reasoning (any
+/// number of times; leading whitespace is trimmed from there up to the first text, in whatever
+/// section), `<|END_THINKING|>` and `<|START_RESPONSE|>` content, `<|START_ACTION|>` a JSON list
+/// of `{"tool_call_id", "tool_name", "parameters"}` calls (dropped where calls are not parsed);
+/// after `<|END_RESPONSE|>` or `<|END_ACTION|>` text is dropped up to the next marker. Content
+/// keeps its leading whitespace; citation tags (`<co>`, `</co: 0:[1]>`) are dropped, their text
+/// kept. The prompt is not read (the anchor never matches).
+pub(super) const COHERE_COMMAND3: &str = r##"{
+  "start_anchor_pattern": "<\\|CHATBOT_TOKEN\\|>[^\\s\\S]",
+  "fields": {
+    "reasoning_content": {
+      "open": "<|START_THINKING|>",
+      "close_pattern": "(?=<\\|(?:END_THINKING|START_THINKING|START_RESPONSE|START_ACTION|END_RESPONSE|END_ACTION)\\|>)",
+      "repeats": true, "join": "", "content_args": {"lstrip_after": true}
+    },
+    "tool_calls": {
+      "open": "<|START_ACTION|>",
+      "close_pattern": "(?=<\\|(?:END_THINKING|START_THINKING|START_RESPONSE|START_ACTION|END_RESPONSE|END_ACTION)\\|>)",
+      "repeats": true, "content": "json", "transform_each": true,
+      "transform": {"type": "function", "function": {"name": "{tool_name}", "arguments": "{parameters}"}}
+    },
+    "tools_block": {
+      "open": "<|START_ACTION|>",
+      "close_pattern": "(?=<\\|(?:END_THINKING|START_THINKING|START_RESPONSE|START_ACTION|END_RESPONSE|END_ACTION)\\|>)"
+    },
+    "after_end": {
+      "open": ["<|END_RESPONSE|>", "<|END_ACTION|>"],
+      "close_pattern": "(?=<\\|(?:END_THINKING|START_THINKING|START_RESPONSE|START_ACTION)\\|>)"
+    },
+    "markers": {"open": ["<|START_RESPONSE|>", "<|END_THINKING|>"], "close_pattern": "(?=)"},
+    "citations": {"open_pattern": "<co>|</co: [^<>]*>", "content_args": {"inline": true}},
+    "content": {"repeats": true, "join": "", "content_args": {"strip": "trailing"}}
+  }
+}"##;
+
+/// Cohere Command 4 (`cohere_command4`: Command A Reasoning, Vision, MoE): Command 3's sections,
+/// the output starting in reasoning, and `<|START_TEXT|>` / `<|END_TEXT|>` as the answer's
+/// markers beside `<|START_RESPONSE|>` / `<|END_RESPONSE|>`.
+pub(super) const COHERE_COMMAND4: &str = r##"{
+  "start_anchor_pattern": "<\\|CHATBOT_TOKEN\\|>[^\\s\\S]",
+  "fields": {
+    "reasoning_content": {
+      "open_pattern": "^(?:<\\|START_THINKING\\|>)?|<\\|START_THINKING\\|>",
+      "close_pattern": "(?=<\\|(?:END_THINKING|START_THINKING|START_RESPONSE|START_ACTION|START_TEXT|END_RESPONSE|END_ACTION|END_TEXT)\\|>)",
+      "repeats": true, "join": "", "content_args": {"lstrip_after": true}
+    },
+    "tool_calls": {
+      "open": "<|START_ACTION|>",
+      "close_pattern": "(?=<\\|(?:END_THINKING|START_THINKING|START_RESPONSE|START_ACTION|START_TEXT|END_RESPONSE|END_ACTION|END_TEXT)\\|>)",
+      "repeats": true, "content": "json", "transform_each": true,
+      "transform": {"type": "function", "function": {"name": "{tool_name}", "arguments": "{parameters}"}}
+    },
+    "tools_block": {
+      "open": "<|START_ACTION|>",
+      "close_pattern": "(?=<\\|(?:END_THINKING|START_THINKING|START_RESPONSE|START_ACTION|START_TEXT|END_RESPONSE|END_ACTION|END_TEXT)\\|>)"
+    },
+    "after_end": {
+      "open": ["<|END_RESPONSE|>", "<|END_TEXT|>", "<|END_ACTION|>"],
+      "close_pattern": "(?=<\\|(?:END_THINKING|START_THINKING|START_RESPONSE|START_ACTION|START_TEXT)\\|>)"
+    },
+    "markers": {
+      "open": ["<|START_RESPONSE|>", "<|START_TEXT|>", "<|END_THINKING|>"], "close_pattern": "(?=)"
+    },
+    "citations": {"open_pattern": "<co>|</co: [^<>]*>", "content_args": {"inline": true}},
+    "content": {"repeats": true, "join": "", "content_args": {"strip": "trailing"}}
+  }
+}"##;

@@ -11,7 +11,7 @@ use super::typed::Typing;
 mod json;
 
 /// The built-in templates: each name (also a parser name of both kinds) with its JSON.
-const BUILTIN: [(&str, &str); 50] = [
+const BUILTIN: [(&str, &str); 52] = [
     ("qwen3_template", json::QWEN3),
     ("qwen3_coder", json::QWEN3_CODER),
     ("deepseek_r1_template", json::DEEPSEEK_R1),
@@ -62,6 +62,8 @@ const BUILTIN: [(&str, &str); 50] = [
     ("minimax_m3", json::MINIMAX_M3),
     ("muse", json::MUSE),
     ("muse_glimmer", json::MUSE_GLIMMER),
+    ("cohere_command3", json::COHERE_COMMAND3),
+    ("cohere_command4", json::COHERE_COMMAND4),
 ];
 
 /// The built-in templates' names, each also a parser name of both kinds.
@@ -146,9 +148,17 @@ pub(crate) fn block_stays_beside_reasoning(name: &str) -> bool {
 }
 
 /// Whether the tool parser of this name reports reasoning too, named alone (vLLM's Muse tool
-/// parsers send the `to=self` messages' text as reasoning).
+/// parsers send the `to=self` messages' text as reasoning; its Cohere parser parses both parts
+/// whatever is named).
 pub(crate) fn tool_reports_reasoning(name: &str) -> bool {
-    matches!(name, "muse" | "musespark1x" | "muse_glimmer")
+    matches!(name, "muse" | "musespark1x" | "muse_glimmer") || cohere(name)
+}
+
+/// Cohere Command's names: vLLM parses both parts with the preset of the reasoning parser's name
+/// where it is one of them, else of the tool parser's; and drops the call block wherever calls
+/// are not parsed, a tool parser named or not.
+pub(crate) fn cohere(name: &str) -> bool {
+    matches!(name, "cohere_command3" | "cohere_command4")
 }
 
 /// A built-in template's JSON text.

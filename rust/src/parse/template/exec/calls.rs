@@ -22,6 +22,7 @@ impl TemplateState {
         self.reset();
         self.current = u8::try_from(field).ok();
         self.opened = true;
+        self.lstrip |= f.lstrip_after;
         let Role::Tools(calls) = &f.role else {
             return;
         };
@@ -437,6 +438,14 @@ impl TemplateState {
             Role::Tools(Calls::Raw { .. }) | Role::Content | Role::Reasoning => {
                 let muted = !k.rules.parallel && self.calls > 1;
                 let bit = 1u32 << (index % 32);
+                let text = match self.lstrip && matches!(f.role, Role::Content | Role::Reasoning) {
+                    true => {
+                        let rest = text.trim_start_matches(py_space);
+                        self.lstrip = rest.is_empty();
+                        rest
+                    }
+                    false => text,
+                };
                 let text = if k.content_lstrip_newlines
                     && matches!(f.role, Role::Content)
                     && !self.texted
@@ -452,6 +461,7 @@ impl TemplateState {
                     (Some(false), Role::Reasoning) => Strip::None,
                     (Some(true), Role::Reasoning) => Strip::Trailing,
                     _ if f.strip => Strip::Both,
+                    _ if f.trailing => Strip::Trailing,
                     _ => Strip::None,
                 };
                 let region = text::Region {

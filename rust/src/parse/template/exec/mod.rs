@@ -59,6 +59,9 @@ pub(crate) struct Knobs<'r> {
     /// Where calls are off, a call block is dropped (`tools_block`); not under vLLM's
     /// `minimax_m3` beside its reasoning parser, which leaves the block in the content.
     pub calls_off_block: bool,
+    /// The call block is dropped also where no tool parser is named (`tools_block`; vLLM's
+    /// Cohere parser consumes it whatever is named).
+    pub calls_off_unnamed: bool,
     pub rules: ToolRules,
     /// The chat request's JSON text, whose tool schemas type built arguments.
     pub request: Option<&'r str>,
@@ -92,7 +95,11 @@ impl Knobs<'_> {
         match role {
             Role::Reasoning => self.reasoning,
             Role::Tools(_) | Role::CallText => self.tools && self.rules.enabled,
-            Role::CallsOff => self.tools && !self.rules.enabled && self.calls_off_block,
+            Role::CallsOff => {
+                self.calls_off_block
+                    && ((self.tools && !self.rules.enabled)
+                        || (!self.tools && self.calls_off_unnamed))
+            }
             _ => true,
         }
     }
@@ -164,6 +171,10 @@ pub struct TemplateState {
     /// The open Python call list's scanner.
     #[serde(rename = "y", default, skip_serializing_if = "Option::is_none")]
     py: Option<Py>,
+    /// Leading whitespace is dropped from the text that follows, in whatever region, up to its
+    /// first other text (a field's `lstrip_after`).
+    #[serde(rename = "l", default, skip_serializing_if = "std::ops::Not::not")]
+    lstrip: bool,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -310,6 +321,10 @@ impl TemplateState {
                     empty_commits = 0;
                 }
                 pos = e;
+                // An inline field's match is dropped; the region it is in goes on.
+                if open && t.fields.get(field).is_some_and(|f| f.inline) {
+                    continue;
+                }
                 // Reasoning ends here unless its own open delimiter (dropped) reopens it.
                 let reopens = open && self.current.map(usize::from) == Some(field);
                 self.reasoned |= !reopens
@@ -489,6 +504,17 @@ impl TemplateState {
                             .as_ref()
                             .filter(|_| matches!(f.role, Role::Tools(_)) && k.on(&f.role))
                         {
+                            consider(i, true, d, &f.name, "", false);
+                        }
+                    }
+                }
+                // Inline matches are dropped inside a text region too.
+                if t.fields
+                    .get(c)
+                    .is_some_and(|f| matches!(f.role, Role::Content | Role::Reasoning))
+                {
+                    for (i, f) in t.fields.iter().enumerate().filter(|(_, f)| f.inline) {
+                        if let Some(d) = f.open.as_ref() {
                             consider(i, true, d, &f.name, "", false);
                         }
                     }

@@ -1,5 +1,6 @@
-//! The engine's additions for message formats (Muse's recipients, MiniMax-M3's call block), on
-//! their built-in templates: whole output and every cut in three give the same message.
+//! The engine's additions for message and section formats (Muse's recipients, MiniMax-M3's call
+//! block, Cohere's sections), on their built-in templates: whole output and every cut in three
+//! give the same message.
 
 use super::super::typed::Typing;
 use super::{call, every_split, knobs, run};
@@ -113,4 +114,35 @@ fn minimax_m3_calls_only_in_a_block_and_a_leading_close_ends_reasoning() {
     // A `</mm:think>` that is not the output's first text is content.
     let (content, _, _) = every_split("minimax_m3", "", "a</mm:think><mm:think>b</mm:think>c");
     assert_eq!(content, "a</mm:think>c");
+}
+
+#[test]
+fn cohere_sections_citations_and_whitespace() {
+    let out = "<|START_THINKING|>\n The tool said <co>sunny</co: 0:[0]>. <|END_THINKING|>\n\
+               <|START_RESPONSE|>\n It is <co>sunny</co: 0:[1,2]> and warm. \n<|END_RESPONSE|>\
+               dropped<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \
+               \"parameters\": {\"a\": 1}}]<|END_ACTION|> dropped";
+    let (content, reasoning, calls) = every_split("cohere_command3", "", out);
+    // Citation tags leave without ending the text around them; content keeps its leading
+    // whitespace (but for the newline after the reasoning, which goes nowhere) and loses its
+    // trailing whitespace at each marker.
+    assert_eq!(
+        (content.as_str(), reasoning.as_str()),
+        ("\n It is sunny and warm.", "The tool said sunny.")
+    );
+    assert_eq!(calls, [call("f", r#"{"a": 1}"#)]);
+    // An empty reasoning trims the leading whitespace of the text that follows.
+    let (content, _, _) = every_split(
+        "cohere_command3",
+        "",
+        "<|START_THINKING|><|END_THINKING|>\n  Hi.",
+    );
+    assert_eq!(content, "Hi.");
+    // cohere_command4 starts in reasoning.
+    let (content, reasoning, _) = every_split(
+        "cohere_command4",
+        "",
+        "Plan.<|END_THINKING|><|START_TEXT|>Hi.<|END_TEXT|>",
+    );
+    assert_eq!((content.as_str(), reasoning.as_str()), ("Hi.", "Plan."));
 }

@@ -23,6 +23,7 @@ fn knobs() -> Knobs<'static> {
         reasoning_once: false,
         tools: true,
         calls_off_block: true,
+        calls_off_unnamed: false,
         rules: ToolRules {
             enabled: true,
             parallel: true,
