@@ -57,8 +57,8 @@ def test_every_vllm_name_is_a_row_saying_what_the_code_does() -> None:
     tool, reasoning = counts["tool"], counts["reasoning"]
     said = (
         f"{tool['hand-written']} is\nhand-written, {tool['built-in template']} are built-in "
-        f"templates, {tool['served as']} are served as another name and {tool['refused']} are "
-        f"refused; of\nthe reasoning names, {reasoning['hand-written']}, "
+        f"templates, {tool['served as']} are served as another name and {tool['refused']} "
+        f"{'is' if tool['refused'] == 1 else 'are'} refused; of\nthe reasoning names, {reasoning['hand-written']}, "
         f"{reasoning['built-in template']}, {reasoning['served as']} and {reasoning['refused']}."
     )
     assert said in text, said

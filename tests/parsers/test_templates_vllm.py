@@ -291,8 +291,8 @@ def test_unknown_names_are_refused(
 @pytest.mark.parametrize(
     ("name", "says"),
     [
-        # MiniCPM 5's XML calls have no parser here yet.
-        ("minicpm5", ['"minicpm5" (vLLM\'s) is not served yet', "--response-template"]),
+        # K2 Horizon's call blocks have no parser here yet.
+        ("k2_horizon", ['"k2_horizon" (vLLM\'s) is not served yet', "--response-template"]),
         ("nonsense_xyz", ["invalid choice: 'nonsense_xyz'", "'deepseek_v31'"]),
     ],
 )

@@ -61,7 +61,11 @@
 //!   `"strip": "trailing"` strips only a region's trailing whitespace; and
 //!   `content_args.lstrip_after` drops, from where its region opens, the leading whitespace of
 //!   the text that follows in whatever region. Equal matches (as early, as long, both opens or
-//!   both closes) go to the field whose name sorts first.
+//!   both closes) go to the field whose name sorts first. For MiniCPM5 and K2 Horizon: `reader`
+//!   content keeps a call region's text, delimiters included, until it closes and reads it
+//!   whole with a named reader ([`readers`]): its calls, or, where it gives none or the output
+//!   cuts the region, its text as content in its place; `content_args.once` makes a field's
+//!   open delimiter text once a region of it has closed.
 //! - JSON calls end where their JSON does (vLLM's JSON parsers read it with `raw_decode`):
 //!   raw arguments where their value ends (and the call where the containers its open
 //!   delimiter left open close, as Llama's `{"name": ..., "parameters": ` does), a calls field
@@ -111,6 +115,7 @@ mod exec;
 mod lax;
 mod names;
 mod pythonic;
+mod readers;
 mod spec;
 mod tree;
 mod typed;

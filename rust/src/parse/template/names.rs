@@ -63,13 +63,8 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 13] = [
 
 /// vLLM 0.33.0's names that are not served, with the format that has no built-in template
 /// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 3] = [
+pub const REFUSED: [(Option<Kind>, &str, &str); 2] = [
     (None, "k2_horizon", "K2 Horizon's (<ifm|tool_call>)"),
-    (
-        Some(Kind::Tool),
-        "minicpm5",
-        "MiniCPM 5's XML (<function>, <param>)",
-    ),
     (
         Some(Kind::Reasoning),
         "minicpmv",

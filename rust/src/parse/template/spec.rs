@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::delim::Delim;
 use super::lax::Dialect;
+use super::readers::Reader;
 
 /// Most fields a template may have (a field's index travels in the state as a byte).
 const MAX_FIELDS: usize = 32;
@@ -72,6 +73,10 @@ pub(crate) enum Calls {
     /// begin with `marker` (`content_args.marker`; `xml-tree`, our addition, for MiniMax-M3),
     /// read into a JSON object when the call closes or the output cuts it ([`super::tree`]).
     Tree { name: String, marker: String },
+    /// The region's text, its delimiters included, read whole when it closes by a named reader
+    /// ([`super::readers`]): its calls, or, where it gives none or the output cuts the region,
+    /// the text as content.
+    Reader(Reader),
 }
 
 /// A list of strings in `content_args` (absent: none).
@@ -173,6 +178,9 @@ pub(crate) struct Field {
     /// `X` (`content_args.collapse_doubled_names`, our addition, as vLLM's Muse parsers read
     /// the names Muse's chat template leads the model to write).
     pub collapse: bool,
+    /// Once a region of the field has closed, its open delimiter is text
+    /// (`content_args.once`, our addition: K2 Horizon's parser reads the first call block).
+    pub once: bool,
 }
 
 /// A compiled response template.
@@ -229,7 +237,7 @@ fn text() -> String {
     "text".to_owned()
 }
 
-const CONTENT_PARSERS: [&str; 9] = [
+const CONTENT_PARSERS: [&str; 10] = [
     "text",
     "int",
     "float",
@@ -239,6 +247,7 @@ const CONTENT_PARSERS: [&str; 9] = [
     "kv-lines",
     "pythonic",
     "xml-tree",
+    "reader",
 ];
 
 /// A literal delimiter (a string or a list of strings) or a pattern; at most one of the two.
@@ -418,9 +427,15 @@ fn calls(scope: &str, raw: &RawField, open: Option<&Delim>) -> Result<Calls, Str
                 marker: marker.to_owned(),
             })
         }
+        "reader" => {
+            let name = raw.content_args.get("reader").and_then(Value::as_str);
+            name.and_then(Reader::of).map(Calls::Reader).ok_or_else(|| {
+                format!("{scope}: 'reader' must name a reader (minicpm5, k2_horizon)")
+            })
+        }
         other => Err(format!(
             "{scope}: tool calls parsed as {other:?} are not supported (json, xml-inline, \
-             xml-tree or pythonic)"
+             xml-tree, pythonic or reader)"
         )),
     }
 }
@@ -524,6 +539,7 @@ impl Template {
                 in_block: flag("in_block"),
                 stop,
                 collapse: flag("collapse_doubled_names"),
+                once: flag("once"),
             });
         }
         let implicit: Vec<usize> = (0..fields.len())
@@ -549,13 +565,15 @@ impl Template {
         })
     }
 
-    /// Whether some call's arguments are built from its text (tag-form or dialect calls),
-    /// which the request's tool schemas type.
+    /// Whether some call's arguments are built from its text (tag-form, dialect, element or
+    /// reader calls), which the request's tool schemas type.
     pub(crate) fn builds_arguments(&self) -> bool {
         self.fields.iter().any(|f| {
             matches!(
                 f.role,
-                Role::Tools(Calls::Tags { .. } | Calls::Lax { .. } | Calls::Tree { .. })
+                Role::Tools(
+                    Calls::Tags { .. } | Calls::Lax { .. } | Calls::Tree { .. } | Calls::Reader(_)
+                )
             )
         })
     }

@@ -999,3 +999,20 @@ pub(super) const COHERE_COMMAND4: &str = r##"{
     "content": {"repeats": true, "join": "", "content_args": {"strip": "trailing"}}
   }
 }"##;
+
+/// MiniCPM5's calls: `<function name="NAME"><param name="KEY">VALUE</param></function>`, each
+/// read whole when it closes by the `minicpm5` reader (as XML where it is well-formed, else by
+/// patterns, checked against the request's tools); a call that is not one, or that the output
+/// cuts, is text. Reasoning between `<think>` and `</think>`, for a reasoning parser named
+/// beside it (vLLM has no MiniCPM5 reasoning parser). Text as written.
+pub(super) const MINICPM5: &str = r##"{
+  "start_anchor": "<|im_start|>assistant\n",
+  "fields": {
+    "reasoning_content": {"open": "<think>", "close": "</think>", "content_args": {"strip": false}},
+    "tool_calls": {
+      "open": "<function", "close": "</function>", "repeats": true,
+      "content": "reader", "content_args": {"reader": "minicpm5"}
+    },
+    "content": {"repeats": true, "content_args": {"strip": false}}
+  }
+}"##;

@@ -11,7 +11,7 @@ use super::typed::Typing;
 mod json;
 
 /// The built-in templates: each name (also a parser name of both kinds) with its JSON.
-const BUILTIN: [(&str, &str); 52] = [
+const BUILTIN: [(&str, &str); 53] = [
     ("qwen3_template", json::QWEN3),
     ("qwen3_coder", json::QWEN3_CODER),
     ("deepseek_r1_template", json::DEEPSEEK_R1),
@@ -64,6 +64,7 @@ const BUILTIN: [(&str, &str); 52] = [
     ("muse_glimmer", json::MUSE_GLIMMER),
     ("cohere_command3", json::COHERE_COMMAND3),
     ("cohere_command4", json::COHERE_COMMAND4),
+    ("minicpm5", json::MINICPM5),
 ];
 
 /// The built-in templates' names, each also a parser name of both kinds.

@@ -33,6 +33,7 @@ impl TemplateState {
                 let name = caps.iter().find(|(g, _)| g == name).map(|(_, v)| v.clone());
                 self.list_event(k, Event::Name(name.unwrap_or_default()), out);
             }
+            Calls::Reader(_) => self.body.push_str(text),
             Calls::Tags {
                 name,
                 closed_only: true,
@@ -308,6 +309,8 @@ impl TemplateState {
                             );
                         }
                     }
+                    // Read where it closed (`read_region`), or made content where cut (`cut`).
+                    Calls::Reader(_) => {}
                     Calls::Raw { .. } if !self.name.is_empty() => {
                         let mut arguments = py_strip(&self.body).to_owned();
                         if let (Some(props), Some(Val::Dict(mut pairs))) =
@@ -371,23 +374,55 @@ impl TemplateState {
         }
     }
 
-    /// Drops the open call where the output cut it and its calls are sent only once closed.
-    pub(super) fn cut(&mut self, t: &Template) {
-        if self
+    /// Drops the open call where the output cut it (or its stop ended it) and its calls are
+    /// sent only once closed; a region a reader reads is content then.
+    pub(super) fn cut(&mut self, t: &Template, k: Knobs<'_>, out: &mut Delta) {
+        match self
             .field_index(t)
             .and_then(|i| t.fields.get(i))
-            .is_some_and(|f| {
-                matches!(
-                    f.role,
-                    Role::Tools(Calls::Tags {
-                        closed_only: true,
-                        ..
-                    })
-                )
-            })
+            .map(|f| &f.role)
         {
-            self.name.clear();
+            Some(Role::Tools(Calls::Tags {
+                closed_only: true, ..
+            })) => self.name.clear(),
+            Some(Role::Tools(Calls::Reader(_))) => {
+                let text = std::mem::take(&mut self.body);
+                self.as_content(t, k, &text, out);
+            }
+            _ => {}
         }
+    }
+
+    /// Reads the region a reader reads, its close delimiter's text `close` with it: its calls
+    /// are sent, or its text is content.
+    pub(super) fn read_region(&mut self, t: &Template, k: Knobs<'_>, close: &str, out: &mut Delta) {
+        let Some(f) = self.field_index(t).and_then(|i| t.fields.get(i)) else {
+            return;
+        };
+        let Role::Tools(Calls::Reader(reader)) = f.role else {
+            return;
+        };
+        self.once_done |= f.once;
+        self.keep_body(close);
+        let text = std::mem::take(&mut self.body);
+        match reader.read(&text, k.request) {
+            Some(calls) => {
+                for (name, arguments) in calls {
+                    self.calls = self.calls.saturating_add(1);
+                    if k.rules.parallel || self.calls == 1 {
+                        out.start_call(self.calls - 1, name);
+                        out.push_arguments(self.calls - 1, &arguments);
+                    }
+                }
+            }
+            None => self.as_content(t, k, &text, out),
+        }
+    }
+
+    /// Text sent as the implicit field's, from the open region's place.
+    fn as_content(&mut self, t: &Template, k: Knobs<'_>, text: &str, out: &mut Delta) {
+        self.reset();
+        self.accumulate(t, k, text, out);
     }
 
     /// The properties the request's schema gives the open call's tool.
@@ -426,7 +461,9 @@ impl TemplateState {
                 self.keep_body(text);
                 self.read_tags(call, k, false, out);
             }
-            Role::Tools(Calls::Tags { .. } | Calls::Lax { .. } | Calls::Tree { .. }) => {
+            Role::Tools(
+                Calls::Tags { .. } | Calls::Lax { .. } | Calls::Tree { .. } | Calls::Reader(_),
+            ) => {
                 self.keep_body(text);
             }
             Role::Tools(Calls::Pythonic { .. }) => {

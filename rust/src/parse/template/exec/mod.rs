@@ -175,6 +175,9 @@ pub struct TemplateState {
     /// first other text (a field's `lstrip_after`).
     #[serde(rename = "l", default, skip_serializing_if = "std::ops::Not::not")]
     lstrip: bool,
+    /// A region of a field read once has closed: its open delimiter is text from here.
+    #[serde(rename = "d", default, skip_serializing_if = "std::ops::Not::not")]
+    once_done: bool,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -343,7 +346,9 @@ impl TemplateState {
                         .is_some_and(|f| matches!(f.role, Role::Tools(_)));
                 self.held_content_space(t, k, !call, out);
                 if call_closed && s == e && self.stopped(t, buf, s, eos) {
-                    self.cut(t);
+                    self.cut(t, k, out);
+                } else if call_closed {
+                    self.read_region(t, k, buf.get(s..e).unwrap_or_default(), out);
                 }
                 self.close(t, k, out);
                 if open {
@@ -375,7 +380,7 @@ impl TemplateState {
                     continue;
                 }
                 self.held_content_space(t, k, true, out);
-                self.cut(t);
+                self.cut(t, k, out);
                 self.close(t, k, out);
                 break;
             }
@@ -532,7 +537,8 @@ impl TemplateState {
             None => {
                 for (i, f) in t.fields.iter().enumerate() {
                     let over =
-                        k.reasoning_once && self.reasoned && matches!(f.role, Role::Reasoning);
+                        (k.reasoning_once && self.reasoned && matches!(f.role, Role::Reasoning))
+                            || (f.once && self.once_done);
                     if let Some(d) = f
                         .open
                         .as_ref()

@@ -146,3 +146,27 @@ fn cohere_sections_citations_and_whitespace() {
     );
     assert_eq!((content.as_str(), reasoning.as_str()), ("Hi.", "Plan."));
 }
+
+#[test]
+fn a_reader_reads_a_closed_region_or_leaves_its_text() {
+    let (_, t) = TemplateParser::builtin("minicpm5").unwrap();
+    let request = r#"{"tools": [{"type": "function", "function": {"name": "f",
+        "parameters": {"properties": {"a": {"type": "integer"}}, "required": ["a"]}}}]}"#;
+    let mut k = knobs();
+    k.request = Some(request);
+    let good = "<function name=\"f\"><param name=\"a\">1</param></function>";
+    let bad = "<function name=\"g\"><param name=\"a\">1</param></function>";
+    let cut = "<function name=\"f\"><param name=\"a\">1";
+    let out = format!("x {bad} y {good} z {cut}");
+    let whole = run(&t, k, "", &[&out]);
+    assert_eq!(whole.0, format!("x {bad} y  z {cut}"));
+    assert_eq!(whole.2, [call("f", r#"{"a": 1}"#)]);
+    // Cut anywhere, the same message.
+    for at in out.char_indices().map(|(i, _)| i) {
+        assert_eq!(
+            run(&t, k, "", &[&out[..at], &out[at..]]),
+            whole,
+            "cut at {at}"
+        );
+    }
+}
