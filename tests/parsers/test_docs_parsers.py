@@ -55,10 +55,12 @@ def test_every_vllm_name_is_a_row_saying_what_the_code_does() -> None:
             counts[kind][how] = counts[kind].get(how, 0) + 1
     text = (ROOT / "docs" / "parsers.md").read_text("utf-8")
     tool, reasoning = counts["tool"], counts["reasoning"]
+    refused = tool.get("refused", 0)
     said = (
         f"{tool['hand-written']} is\nhand-written, {tool['built-in template']} are built-in "
-        f"templates, {tool['served as']} are served as another name and {tool['refused']} "
-        f"{'is' if tool['refused'] == 1 else 'are'} refused; of\nthe reasoning names, {reasoning['hand-written']}, "
-        f"{reasoning['built-in template']}, {reasoning['served as']} and {reasoning['refused']}."
+        f"templates, {tool['served as']} are served as another name and {refused} "
+        f"{'is' if refused == 1 else 'are'} refused; of\nthe reasoning names, "
+        f"{reasoning['hand-written']}, {reasoning['built-in template']}, "
+        f"{reasoning['served as']} and {reasoning.get('refused', 0)}."
     )
     assert said in text, said

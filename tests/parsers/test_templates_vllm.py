@@ -291,8 +291,6 @@ def test_unknown_names_are_refused(
 @pytest.mark.parametrize(
     ("name", "says"),
     [
-        # K2 Horizon's call blocks have no parser here yet.
-        ("k2_horizon", ['"k2_horizon" (vLLM\'s) is not served yet', "--response-template"]),
         ("nonsense_xyz", ["invalid choice: 'nonsense_xyz'", "'deepseek_v31'"]),
     ],
 )

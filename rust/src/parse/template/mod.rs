@@ -154,7 +154,35 @@ pub struct TemplateParser {
     /// Text the output's content starts with, in place of parsing reasoning (vLLM's
     /// `minimax_m2_append_think`: the prompt's `<think>` given back as content).
     prefix: Option<&'static str>,
+    /// The template of each reasoning effort but the first, chosen by the request (K2 Horizon's
+    /// think markers are the effort's).
+    efforts: Option<Arc<Efforts>>,
     det: Arc<Detokenizer>,
+}
+
+/// K2 Horizon's template for its medium and low reasoning efforts (the parser's own is the
+/// high one's).
+#[derive(Debug)]
+struct Efforts {
+    medium: Template,
+    low: Template,
+}
+
+impl Efforts {
+    /// The variants of K2 Horizon's template, its high effort's markers replaced.
+    fn of(json: &str) -> Result<Efforts, String> {
+        use readers::k2::Effort;
+        let (open, close) = Effort::High.markers();
+        let variant = |e: Effort| {
+            let (o, c) = e.markers();
+            // The close first: the open is a part of it.
+            Template::from_json(&json.replace(close, c).replace(open, o))
+        };
+        Ok(Efforts {
+            medium: variant(Effort::Medium)?,
+            low: variant(Effort::Low)?,
+        })
+    }
 }
 
 /// Where a built-in template's reasoning starts, as vLLM's reasoning parser of the name given
@@ -236,6 +264,7 @@ impl Start {
             Some("hy_v3") => Start::HyV3,
             Some("hy_v4") => Start::HyV4,
             Some("plamo3") => Start::Plamo3,
+            Some("k2_horizon") => Start::UntilCall,
             Some("minimax_m3") => Start::MiniMaxM3,
             _ => Start::AsWritten,
         }
@@ -291,7 +320,30 @@ impl TemplateParser {
             typing: Typing::Transformers,
             vllm_space: None,
             prefix: None,
+            efforts: None,
             det,
+        }
+    }
+
+    /// The template this request's output is read with: K2 Horizon's by the request's reasoning
+    /// effort (an effort it does not support is the request's error), the one template else.
+    fn template_for(&self, cx: &Context<'_>) -> Result<&Template, ParseError> {
+        use readers::k2::{self, Effort};
+        let request = |field: &str, e: String| ParseError::Request {
+            message: e,
+            param: Some(field.to_owned()),
+        };
+        if let (true, Some(r)) = (self.tools && self.efforts.is_some(), cx.request) {
+            k2::format(r).map_err(|e| request("chat_template_kwargs", e))?;
+        }
+        let Some(efforts) = self.efforts.as_ref().filter(|_| self.reasoning) else {
+            return Ok(&self.template);
+        };
+        match k2::effort(cx.request.unwrap_or("{}")) {
+            Ok(Effort::High) => Ok(&self.template),
+            Ok(Effort::Medium) => Ok(&efforts.medium),
+            Ok(Effort::Low) => Ok(&efforts.low),
+            Err(e) => Err(request("reasoning_effort", e)),
         }
     }
 
@@ -314,6 +366,7 @@ impl TemplateParser {
             ),
             reasoning_call_lead: builtin::reasoning_call_lead(self.names[1]),
             content_lstrip_newlines: self.names[0] == "granite_thinking_parser",
+            lead_across_calls: self.tools && self.names[1] == "k2_horizon",
             reasoning_once: !matches!(
                 self.start,
                 Start::AsWritten | Start::Opened | Start::DeepSeekV4 | Start::Plamo3
@@ -331,12 +384,13 @@ impl TemplateParser {
 
     fn session<'s>(
         &'s self,
+        template: &'s Template,
         state: TemplateState,
         cx: &Context<'s>,
         prefix: Option<&'static str>,
     ) -> Box<dyn Session + 's> {
         Box::new(TemplateSession {
-            template: &self.template,
+            template,
             knobs: self.knobs(cx),
             state,
             prefix,
@@ -383,35 +437,37 @@ impl Session for TemplateSession<'_> {
 
 impl ChatParser for TemplateParser {
     fn start<'s>(&'s self, cx: &Context<'s>) -> Result<Box<dyn Session + 's>, ParseError> {
+        let template = self.template_for(cx)?;
         let mut state = TemplateState::default();
         let k = self.knobs(cx);
         let opens = k.reasoning && self.start.opens(&cx.rules);
         if opens {
-            state.open_reasoning(&self.template, k);
+            state.open_reasoning(template, k);
         }
         let tail = cx.prompt.get(cx.prompt.len().saturating_sub(PROMPT_TAIL)..);
         let text = self
             .det
             .decode(tail.unwrap_or_default(), false)
             .unwrap_or_default();
-        if let Some(end) = self.template.anchor.last_end(&text) {
+        if let Some(end) = template.anchor.last_end(&text) {
             let mut scratch = Delta::default();
             state.feed(
-                &self.template,
+                template,
                 k,
                 text.get(end..).unwrap_or_default(),
                 false,
                 &mut scratch,
             );
-            state.after_prompt(&self.template, opens);
+            state.after_prompt(template, opens);
         }
-        Ok(self.session(state, cx, self.prefix))
+        Ok(self.session(template, state, cx, self.prefix))
     }
 
     fn resume<'s>(&'s self, state: ParseState, cx: &Context<'s>) -> Option<Box<dyn Session + 's>> {
+        let template = self.template_for(cx).unwrap_or(&self.template);
         let mut state = state.template.map(|t| *t).unwrap_or_default();
-        state.fit(&self.template);
-        Some(self.session(state, cx, None))
+        state.fit(template);
+        Some(self.session(template, state, cx, None))
     }
 
     fn resumable(&self) -> bool {
@@ -419,9 +475,10 @@ impl ChatParser for TemplateParser {
     }
 
     fn needs_request(&self) -> bool {
-        self.tools
-            && (self.template.builds_arguments()
-                || (self.typing == Typing::Transformers && self.template.has_raw_arguments()))
+        self.efforts.is_some()
+            || self.tools
+                && (self.template.builds_arguments()
+                    || (self.typing == Typing::Transformers && self.template.has_raw_arguments()))
     }
 
     fn reasoning_name(&self) -> Option<&'static str> {
@@ -577,6 +634,11 @@ pub fn select<'a>(
         p.prefix = Some("<think>");
     }
     p.typing = builtin::vllm_typing(p.names.get(1).copied().unwrap_or_default());
+    if p.names.contains(&"k2_horizon")
+        && let Some(json) = builtin::json("k2_horizon")
+    {
+        p.efforts = Some(Arc::new(Efforts::of(json)?));
+    }
     Ok(Some(Arc::new(p)))
 }
 

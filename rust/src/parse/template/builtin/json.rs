@@ -1016,3 +1016,20 @@ pub(super) const MINICPM5: &str = r##"{
     "content": {"repeats": true, "content_args": {"strip": false}}
   }
 }"##;
+
+/// K2 Horizon: reasoning between `<ifm|think>` and `</ifm|think>` (the high effort's markers;
+/// the parser swaps in `<ifm|think_fast>` or `<ifm|think_faster>` by the request's effort), and
+/// one call block, `<ifm|tool_calls>` … `</ifm|tool_calls>`, read whole when it closes by the
+/// `k2_horizon` reader: all of its calls, or its text as content; later blocks are text. The
+/// prompt is read from the start of its last ids, so an earlier turn's close counts.
+pub(super) const K2_HORIZON: &str = r##"{
+  "start_anchor_pattern": "\\A",
+  "fields": {
+    "reasoning_content": {"open": "<ifm|think>", "close": "</ifm|think>"},
+    "tool_calls": {
+      "open": "<ifm|tool_calls>", "close": "</ifm|tool_calls>",
+      "content": "reader", "content_args": {"reader": "k2_horizon", "once": true}
+    },
+    "content": {}
+  }
+}"##;

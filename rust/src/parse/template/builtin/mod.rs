@@ -11,7 +11,7 @@ use super::typed::Typing;
 mod json;
 
 /// The built-in templates: each name (also a parser name of both kinds) with its JSON.
-const BUILTIN: [(&str, &str); 53] = [
+const BUILTIN: [(&str, &str); 54] = [
     ("qwen3_template", json::QWEN3),
     ("qwen3_coder", json::QWEN3_CODER),
     ("deepseek_r1_template", json::DEEPSEEK_R1),
@@ -65,6 +65,7 @@ const BUILTIN: [(&str, &str); 53] = [
     ("cohere_command3", json::COHERE_COMMAND3),
     ("cohere_command4", json::COHERE_COMMAND4),
     ("minicpm5", json::MINICPM5),
+    ("k2_horizon", json::K2_HORIZON),
 ];
 
 /// The built-in templates' names, each also a parser name of both kinds.
@@ -105,9 +106,8 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "deepseek_v4"
         | "deepseek_v41" => Some(true),
         "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" | "kimi_k3" | "hy_v3"
-        | "hy_v4" | "plamo3" | "poolside_v1" | "minimax_m3" | "muse" | "muse_glimmer" => {
-            Some(false)
-        }
+        | "hy_v4" | "plamo3" | "poolside_v1" | "minimax_m3" | "muse" | "muse_glimmer"
+        | "k2_horizon" => Some(false),
         "inkling" => Some(true),
         _ => None,
     }
@@ -137,6 +137,7 @@ pub(crate) fn reasoning_call_lead(name: &str) -> Option<&'static str> {
         "deepseek_v4" => Some("<｜DSML｜tool"),
         "deepseek_v41" => Some("<｜DSML｜ calls>"),
         "plamo3" => Some("<|plamo:begin_tool_requests:plamo|>"),
+        "k2_horizon" => Some("<ifm|tool_calls>"),
         _ => None,
     }
 }

@@ -473,6 +473,10 @@ impl TemplateState {
                 self.keep_body(text);
             }
             Role::Tools(Calls::Raw { .. }) | Role::Content | Role::Reasoning => {
+                if matches!(f.role, Role::Content) && !self.texted && !self.carry.is_empty() {
+                    let carried = std::mem::take(&mut self.carry);
+                    self.space.insert_str(0, &carried);
+                }
                 let muted = !k.rules.parallel && self.calls > 1;
                 let bit = 1u32 << (index % 32);
                 let text = match self.lstrip && matches!(f.role, Role::Content | Role::Reasoning) {

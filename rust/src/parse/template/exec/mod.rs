@@ -73,6 +73,9 @@ pub(crate) struct Knobs<'r> {
     pub vllm_space: Option<bool>,
     /// The output's first content loses its leading newlines (`granite_thinking_parser`).
     pub content_lstrip_newlines: bool,
+    /// Until content has been sent, its leading whitespace is held across a call and sent
+    /// before the next other content text, and dropped at the end (vLLM's `k2_horizon`).
+    pub lead_across_calls: bool,
 }
 
 /// How a region's text is stripped.
@@ -178,6 +181,10 @@ pub struct TemplateState {
     /// A region of a field read once has closed: its open delimiter is text from here.
     #[serde(rename = "d", default, skip_serializing_if = "std::ops::Not::not")]
     once_done: bool,
+    /// Content's leading whitespace held across a call, for the content after it
+    /// ([`Knobs::lead_across_calls`]).
+    #[serde(rename = "q", default, skip_serializing_if = "String::is_empty")]
+    carry: String,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -219,6 +226,7 @@ impl TemplateState {
     pub(crate) fn check(&self) -> Result<(), String> {
         carried("held text", self.held.len(), MAX_HELD + 4)?;
         carried("held whitespace", self.space.len(), MAX_SPACE + 4)?;
+        carried("carried whitespace", self.carry.len(), MAX_SPACE + 4)?;
         carried("call text", self.body.len(), MAX_BODY + 4)?;
         carried("call name", self.name.len(), MAX_HELD + 4)?;
         self.py.as_ref().map_or(Ok(()), Py::check)?;
@@ -232,6 +240,9 @@ impl TemplateState {
         self.sent = 0;
         self.texted = false;
         self.space.clear();
+        self.carry.clear();
+        self.once_done = false;
+        self.lstrip = false;
         let reasoning = self
             .current
             .and_then(|c| t.fields.get(usize::from(c)))
@@ -607,8 +618,17 @@ impl TemplateState {
             .is_some_and(|f| matches!(f.role, Role::Content));
         if content && k.vllm_space.is_some() && !self.texted && !self.space.is_empty() {
             let space = std::mem::take(&mut self.space);
-            if keep {
-                out.content.push_str(&space);
+            let seen = t
+                .implicit
+                .is_some_and(|i| self.sent & (1u32 << (i % 32)) != 0);
+            match (keep, k.lead_across_calls, seen) {
+                (_, true, true) | (true, false, _) => out.content.push_str(&space),
+                (false, true, false) => {
+                    let room = MAX_SPACE.saturating_sub(self.carry.len());
+                    let take = floor_boundary(&space, room.min(space.len()));
+                    self.carry.push_str(space.get(..take).unwrap_or_default());
+                }
+                _ => {}
             }
         }
     }

@@ -4,6 +4,7 @@
 //! or nothing; nothing, or a region the output cuts, leaves the text as content. Each reader is
 //! a pure function of the text and the chat request.
 
+pub(crate) mod k2;
 mod minicpm5;
 pub(crate) mod xml;
 
@@ -12,6 +13,8 @@ pub(crate) mod xml;
 pub(crate) enum Reader {
     /// MiniCPM5's `<function name=...><param name=...>` calls, one a region.
     MiniCpm5,
+    /// K2 Horizon's `<ifm|tool_calls>` block, all of its calls or none.
+    K2Horizon,
 }
 
 impl Reader {
@@ -19,6 +22,7 @@ impl Reader {
     pub(crate) fn of(name: &str) -> Option<Reader> {
         match name {
             "minicpm5" => Some(Reader::MiniCpm5),
+            "k2_horizon" => Some(Reader::K2Horizon),
             _ => None,
         }
     }
@@ -27,6 +31,7 @@ impl Reader {
     pub(crate) fn read(self, text: &str, request: Option<&str>) -> Option<Vec<(String, String)>> {
         match self {
             Reader::MiniCpm5 => minicpm5::call(text, request.unwrap_or("{}")).map(|c| vec![c]),
+            Reader::K2Horizon => k2::calls(text, request.unwrap_or("{}")),
         }
     }
 }

@@ -170,3 +170,28 @@ fn a_reader_reads_a_closed_region_or_leaves_its_text() {
         );
     }
 }
+
+#[test]
+fn k2_horizon_reads_its_block_once_and_holds_content_whitespace_across_it() {
+    let (_, t) = TemplateParser::builtin("k2_horizon").unwrap();
+    let request = r#"{"tools": [{"type": "function", "function": {"name": "f"}}]}"#;
+    let mut k = knobs();
+    k.request = Some(request);
+    k.vllm_space = Some(false);
+    k.lead_across_calls = true;
+    let block = "<ifm|tool_calls><ifm|tool_call>f</ifm|tool_call></ifm|tool_calls>";
+    let out = format!("<ifm|think>Plan.</ifm|think>\n{block} Done.{block}");
+    let (content, reasoning, calls) = run(&t, k, "", &[&out]);
+    // The whitespace before the block goes with the text after it; the second block is text.
+    assert_eq!(content, format!("\n Done.{block}"));
+    assert_eq!(reasoning, "Plan.");
+    assert_eq!(calls, [call("f", "{}")]);
+    // Whitespace alone around the block is no content.
+    let m = run(
+        &t,
+        k,
+        "",
+        &[&format!("<ifm|think>P</ifm|think>\n{block}\n")],
+    );
+    assert_eq!(m.0, "");
+}

@@ -33,6 +33,7 @@ use serde_json::Value;
 
 pub(crate) use rules::{
     keeps_text, poolside_value, type_args, types_each, vllm_coerce, vllm_names_string,
+    vllm_type_names,
 };
 
 /// Whose rules type the arguments.

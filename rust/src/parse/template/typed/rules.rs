@@ -40,11 +40,18 @@ fn vllm_types(schema: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// The type names a property's schema declares, as vLLM reads them, as written (before vLLM's
+/// aliases; none: empty).
+pub(crate) fn vllm_type_names(schema: &Value) -> Vec<String> {
+    let mut declared = Vec::new();
+    vllm_types(schema, &mut declared);
+    declared
+}
+
 /// Whether the types a property's schema declares, as vLLM reads them (none: `string`), name
 /// `string` as written (before vLLM's aliases).
 pub(crate) fn vllm_names_string(schema: &Value) -> bool {
-    let mut declared = Vec::new();
-    vllm_types(schema, &mut declared);
+    let declared = vllm_type_names(schema);
     declared.is_empty() || declared.iter().any(|t| t == "string")
 }
 
