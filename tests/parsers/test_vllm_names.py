@@ -55,12 +55,11 @@ def test_the_recorded_names_are_vllm_0_33s_100() -> None:
     assert (len(NAMES["tool"]), len(NAMES["reasoning"])) == (58, 42)
 
 
-def test_the_refusal_is_asked_by_kind() -> None:
+def test_every_vllm_name_is_served() -> None:
     core = import_tokstream()._core
-    assert core.parser_refusal("tool", "hermes") is None
+    for kind, name in PAIRS:
+        assert core.parser_refusal(kind, name) is None, (kind, name)
+        assert name in _accepted(kind), (kind, name)
     assert core.parser_refusal("tool", "nonsense_xyz") is None
-    # minicpmv is a reasoning name only.
-    assert core.parser_refusal("tool", "minicpmv") is None
-    assert "is not served yet" in core.parser_refusal("reasoning", "minicpmv")
     with pytest.raises(ValueError, match='kind must be "tool" or "reasoning"'):
         core.parser_refusal("both", "hermes")

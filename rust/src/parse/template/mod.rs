@@ -119,6 +119,7 @@ mod readers;
 mod spec;
 mod tree;
 mod typed;
+mod unescape;
 
 use std::sync::Arc;
 
@@ -250,7 +251,8 @@ impl Start {
                 | "nemotron_v3"
                 | "granite_thinking_parser"
                 | "seed_oss"
-                | "mimo",
+                | "mimo"
+                | "minicpmv",
             ) => Start::Qwen3,
             Some("deepseek_r1" | "deepseek_r1_template" | "ernie45" | "step3") => Start::DeepSeekR1,
             Some("olmo3" | "step3p5" | "minimax_m2") => Start::UntilCall,
@@ -367,6 +369,7 @@ impl TemplateParser {
             reasoning_call_lead: builtin::reasoning_call_lead(self.names[1]),
             content_lstrip_newlines: self.names[0] == "granite_thinking_parser",
             lead_across_calls: self.tools && self.names[1] == "k2_horizon",
+            unescape_newlines: self.names[0] == "minicpmv",
             reasoning_once: !matches!(
                 self.start,
                 Start::AsWritten | Start::Opened | Start::DeepSeekV4 | Start::Plamo3
@@ -418,14 +421,22 @@ impl TemplateSession<'_> {
 
 impl Session for TemplateSession<'_> {
     fn feed(&mut self, text: &str, _id: Option<u32>, out: &mut Delta) {
+        let from = (out.reasoning.len(), out.content.len());
         self.feed_prefix(out);
         self.state.feed(self.template, self.knobs, text, false, out);
+        if self.knobs.unescape_newlines {
+            self.state.unescape(out, from, false);
+        }
     }
 
     fn end_chunk(&mut self, _ids: &[u32], last: bool, out: &mut Delta) -> Result<(), ParseError> {
+        let from = (out.reasoning.len(), out.content.len());
         self.feed_prefix(out);
         if last {
             self.state.feed(self.template, self.knobs, "", true, out);
+        }
+        if self.knobs.unescape_newlines {
+            self.state.unescape(out, from, last);
         }
         Ok(())
     }

@@ -61,13 +61,10 @@ pub const ALIASES: [(Option<Kind>, &str, &str); 13] = [
     ),
 ];
 
-/// vLLM 0.33.0's names that are not served, with the format that has no built-in template
-/// yet: `(kind, name, format)`; `None` for the kind means both.
-pub const REFUSED: [(Option<Kind>, &str, &str); 1] = [(
-    Some(Kind::Reasoning),
-    "minicpmv",
-    "MiniCPM-V's (newlines decoded as \\n, restored outside code)",
-)];
+/// vLLM's names that are not served, with the format that has no built-in template yet:
+/// `(kind, name, format)`; `None` for the kind means both. Every name of vLLM 0.33.0 is
+/// served: the list is where a later version's new names wait.
+pub const REFUSED: [(Option<Kind>, &str, &str); 0] = [];
 
 /// Why vLLM's parser name `name` of `kind` is refused here ([`REFUSED`]), or `None` for a name
 /// that is not refused (served, or unknown).

@@ -170,9 +170,10 @@ pub(crate) struct Field {
     /// in the implicit field's (`content_args.in_block`, our addition: MiniMax-M3's call
     /// outside its block is content).
     pub in_block: bool,
-    /// Where it matches inside the field's call, the call ends there without its close and is
-    /// dropped where it is sent only once closed; text goes on from the match
-    /// (`content_args.stop_pattern`, our addition: a Muse message's end ends a call left open).
+    /// Where it matches inside the field's region, the region ends there without its close (a
+    /// call, dropped where it is sent only once closed); text goes on from the match
+    /// (`content_args.stop_pattern`, our addition: a Muse message's end ends a call left open,
+    /// a `<tool_call>` MiniCPM-V's reasoning).
     pub stop: Option<Delim>,
     /// A call's name `X.X` that the request's tools do not declare, where they declare `X`, is
     /// `X` (`content_args.collapse_doubled_names`, our addition, as vLLM's Muse parsers read

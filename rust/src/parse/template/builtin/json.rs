@@ -1033,3 +1033,28 @@ pub(super) const K2_HORIZON: &str = r##"{
     "content": {}
   }
 }"##;
+
+/// MiniCPM-V (`minicpmv`, reasoning): Qwen3's `<think>` reasoning, which a `<tool_call>` also
+/// ends (the call is content where no tool parser reads it), the vocabulary's other special
+/// tokens and reserved markers dropped wherever they are, and escaped newlines (`\n` written as
+/// a backslash and `n`) read back outside code and math in reasoning and content, as vLLM's
+/// `minicpmv` parser reads them.
+pub(super) const MINICPMV: &str = r##"{
+  "start_anchor": "<|im_start|>assistant\n",
+  "fields": {
+    "reasoning_content": {
+      "open": "<think>", "close": "</think>", "content_args": {"stop_pattern": "<tool_call>"}
+    },
+    "markers": {
+      "open": [
+        "<|im_end|>", "<|endoftext|>", "<|im_start|>", "<|object_ref_start|>",
+        "<|object_ref_end|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>",
+        "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
+        "<reserved_12>", "<reserved_13>", "<reserved_14>", "<reserved_15>",
+        "<|reserved_12|>", "<|reserved_13|>", "<|reserved_14|>", "<|reserved_15|>"
+      ],
+      "content_args": {"inline": true}
+    },
+    "content": {}
+  }
+}"##;

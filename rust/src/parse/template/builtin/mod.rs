@@ -11,7 +11,7 @@ use super::typed::Typing;
 mod json;
 
 /// The built-in templates: each name (also a parser name of both kinds) with its JSON.
-const BUILTIN: [(&str, &str); 54] = [
+const BUILTIN: [(&str, &str); 55] = [
     ("qwen3_template", json::QWEN3),
     ("qwen3_coder", json::QWEN3_CODER),
     ("deepseek_r1_template", json::DEEPSEEK_R1),
@@ -66,6 +66,7 @@ const BUILTIN: [(&str, &str); 54] = [
     ("cohere_command4", json::COHERE_COMMAND4),
     ("minicpm5", json::MINICPM5),
     ("k2_horizon", json::K2_HORIZON),
+    ("minicpmv", json::MINICPMV),
 ];
 
 /// The built-in templates' names, each also a parser name of both kinds.
@@ -107,7 +108,7 @@ pub(crate) fn vllm_space(name: &str) -> Option<bool> {
         | "deepseek_v41" => Some(true),
         "pythonic" | "llama4_pythonic" | "olmo3" | "seed_oss" | "mimo" | "kimi_k3" | "hy_v3"
         | "hy_v4" | "plamo3" | "poolside_v1" | "minimax_m3" | "muse" | "muse_glimmer"
-        | "k2_horizon" => Some(false),
+        | "k2_horizon" | "minicpmv" => Some(false),
         "inkling" => Some(true),
         _ => None,
     }

@@ -21,6 +21,7 @@ use super::pythonic::{Event, Py, list_event};
 use super::spec::{Calls, Role, Template, Values};
 use super::tree;
 use super::typed::{self, Typing, Val};
+use super::unescape::Unescape;
 use crate::parse::carry::carried;
 use crate::parse::json::{Scan, Sink};
 use std::borrow::Cow;
@@ -76,6 +77,9 @@ pub(crate) struct Knobs<'r> {
     /// Until content has been sent, its leading whitespace is held across a call and sent
     /// before the next other content text, and dropped at the end (vLLM's `k2_horizon`).
     pub lead_across_calls: bool,
+    /// Reasoning and content have their escaped newlines read back ([`super::unescape`], vLLM's
+    /// `minicpmv`).
+    pub unescape_newlines: bool,
 }
 
 /// How a region's text is stripped.
@@ -185,6 +189,10 @@ pub struct TemplateState {
     /// ([`Knobs::lead_across_calls`]).
     #[serde(rename = "q", default, skip_serializing_if = "String::is_empty")]
     carry: String,
+    /// The newline scanners of reasoning and content, where text is unescaped
+    /// ([`Knobs::unescape_newlines`]).
+    #[serde(rename = "e", default, skip_serializing_if = "Option::is_none")]
+    unescape: Option<Box<[Unescape; 2]>>,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -227,6 +235,9 @@ impl TemplateState {
         carried("held text", self.held.len(), MAX_HELD + 4)?;
         carried("held whitespace", self.space.len(), MAX_SPACE + 4)?;
         carried("carried whitespace", self.carry.len(), MAX_SPACE + 4)?;
+        if let Some(u) = &self.unescape {
+            u.iter().try_for_each(Unescape::check)?;
+        }
         carried("call text", self.body.len(), MAX_BODY + 4)?;
         carried("call name", self.name.len(), MAX_HELD + 4)?;
         self.py.as_ref().map_or(Ok(()), Py::check)?;
@@ -407,6 +418,20 @@ impl TemplateState {
             }
             self.hold(t, buf, base, hold);
             break;
+        }
+    }
+
+    /// Reads back the escaped newlines of the reasoning and content `out` gained from `from`
+    /// (their lengths before); at the end (`last`) nothing is held back.
+    pub(crate) fn unescape(&mut self, out: &mut Delta, from: (usize, usize), last: bool) {
+        let u = self.unescape.get_or_insert_with(Box::default);
+        let [reasoning, content] = &mut **u;
+        let text = out.reasoning.split_off(from.0.min(out.reasoning.len()));
+        reasoning.feed(&text, last, &mut out.reasoning);
+        let text = out.content.split_off(from.1.min(out.content.len()));
+        content.feed(&text, last, &mut out.content);
+        if u.iter().all(|s| *s == Unescape::default()) {
+            self.unescape = None;
         }
     }
 

@@ -195,3 +195,28 @@ fn k2_horizon_reads_its_block_once_and_holds_content_whitespace_across_it() {
     );
     assert_eq!(m.0, "");
 }
+
+#[test]
+fn minicpmv_reads_escaped_newlines_back_outside_code() {
+    let (_, t) = TemplateParser::builtin("minicpmv").unwrap();
+    let mut k = knobs();
+    k.unescape_newlines = true;
+    let out = "<think>a\\nb</think>c\\nd `e\\nf` <|im_end|>g";
+    let mut state = super::super::TemplateState::default();
+    let mut all = crate::parse::Delta::default();
+    for piece in out.split_inclusive('\\') {
+        let mut d = crate::parse::Delta::default();
+        state.feed(&t, k, piece, false, &mut d);
+        state.unescape(&mut d, (0, 0), false);
+        all.append(d);
+    }
+    let mut d = crate::parse::Delta::default();
+    state.feed(&t, k, "", true, &mut d);
+    state.unescape(&mut d, (0, 0), true);
+    all.append(d);
+    let (content, reasoning, _) = all.into_parts();
+    assert_eq!(
+        (content.as_str(), reasoning.as_str()),
+        ("c\nd `e\\nf` g", "a\nb")
+    );
+}

@@ -18,6 +18,7 @@ fn knobs() -> Knobs<'static> {
         vllm_space: None,
         content_lstrip_newlines: false,
         lead_across_calls: false,
+        unescape_newlines: false,
         reasoning: true,
         calls_end_reasoning: false,
         reasoning_call_lead: None,
@@ -373,12 +374,6 @@ fn names_and_templates_select_a_parser() {
         assert!(err.contains(&format!("{bad:?}; known: ")), "{err}");
         assert!(err.contains("\"deepseek_v31\""), "{err}");
     }
-    // A vLLM name not served yet is refused with the reason, also beside a template.
-    let err = pick(Some("minicpmv"), Some("deepseek_v3"), None).unwrap_err();
-    assert!(
-        err.contains("\"minicpmv\" (vLLM's) is not served yet"),
-        "{err}"
-    );
     // Two templates of one chat format: reasoning from one, tool calls from the other.
     let p = pick(Some("deepseek_v3"), Some("deepseek_v31"), None)
         .unwrap()
