@@ -140,6 +140,49 @@ def _hunyuan() -> tuple[str, str]:
     )
 
 
+def _nested_elements() -> tuple[str, str]:
+    ns = "]<]minimax[>["
+    return (
+        f'<mm:think>Plan.</mm:think>Writing it.{ns}<tool_call>\n{ns}<invoke name="write_file">'
+        f"{ns}<path>{PATH}{ns}</path>{ns}<content>",
+        f"{ns}</content>{ns}</invoke>\n{ns}</tool_call>",
+    )
+
+
+def _muse() -> tuple[str, str]:
+    return (
+        " to=self<|message|>Plan.<|eom|><|start|>assistant to=write_file<|message|>"
+        '<atem:function_calls>\n<atem:invoke name="write_file">\n'
+        f'<atem:parameter name="path">{PATH}</atem:parameter>\n<atem:parameter name="content">',
+        "</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>",
+    )
+
+
+def _cohere() -> tuple[str, str]:
+    return (
+        '<|START_THINKING|>Plan.<|END_THINKING|><|START_ACTION|>[{"tool_call_id": "0", '
+        f'"tool_name": "write_file", "parameters": {{"path": "{PATH}", "content": "',
+        '"}}]<|END_ACTION|>',
+    )
+
+
+def _minicpm5() -> tuple[str, str]:
+    return (
+        f'Writing it.<function name="write_file"><param name="path">{PATH}</param>'
+        '<param name="content">',
+        "</param></function>",
+    )
+
+
+def _k2_horizon() -> tuple[str, str]:
+    return (
+        "Plan.</ifm|think>Writing it.<ifm|tool_calls>\n<ifm|tool_call>write_file\n"
+        f"<ifm|arg_key>path</ifm|arg_key>\n<ifm|arg_value>{PATH}</ifm|arg_value>\n"
+        "<ifm|arg_key>content</ifm|arg_key>\n<ifm|arg_value>",
+        "</ifm|arg_value>\n</ifm|tool_call>\n</ifm|tool_calls>",
+    )
+
+
 def _plain() -> tuple[str, str]:
     return ("Writing it. ", "")
 
@@ -165,6 +208,40 @@ FAMILIES: dict[str, Family] = {
         "<｜hy_User｜>Write it.<｜hy_Assistant｜>",
         _hunyuan,
         {"reasoning_effort": "high"},
+    ),
+    "minimax_m3": Family(
+        "nested elements",
+        "minimax_m3",
+        "minimax_m3",
+        "minimax-m3-derived",
+        "]~b]user\nWrite it.[e~[\n]~b]ai\n",
+        _nested_elements,
+    ),
+    "muse": Family(
+        "addressed messages",
+        "muse",
+        "muse",
+        "muse-derived",
+        "<|start|>user<|message|>Write it.<|eot|><|start|>assistant",
+        _muse,
+    ),
+    "cohere_command3": Family(
+        "marker sections",
+        "cohere_command3",
+        "cohere_command3",
+        "cohere-derived",
+        "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>Write it.<|END_OF_TURN_TOKEN|>"
+        "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
+        _cohere,
+    ),
+    "minicpm5": Family("calls read whole", None, "minicpm5", "minicpm5-derived", CHATML, _minicpm5),
+    "k2_horizon": Family(
+        "a block read whole",
+        "k2_horizon",
+        "k2_horizon",
+        "k2-horizon-derived",
+        "<|ifm|im_start|>user\nWrite it.<|ifm|im_end|>\n<|ifm|im_start|>assistant\n<ifm|think>\n",
+        _k2_horizon,
     ),
 }
 
