@@ -49,10 +49,31 @@ def _derenderer(fixture: str, reasoning: str | None, tool: str | None, mode: str
     )
 
 
-def tools_of(name: str, properties: dict[str, Any]) -> list[dict[str, Any]]:
-    """A request's tools: the one function ``name``, of these properties."""
-    parameters = {"type": "object", "properties": properties}
+def tools_of(
+    name: str, properties: dict[str, Any], required: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """A request's tools: the one function ``name``, of these properties (and these required)."""
+    parameters: dict[str, Any] = {"type": "object", "properties": properties}
+    if required is not None:
+        parameters["required"] = required
     return [{"type": "function", "function": {"name": name, "parameters": parameters}}]
+
+
+#: A tool of one parameter of each type, none required.
+CALC = tools_of(
+    "calc",
+    {
+        "i": {"type": "integer"},
+        "n": {"type": "number"},
+        "b": {"type": "boolean"},
+        "l": {"type": "array"},
+        "o": {"type": "object"},
+        "u": {"type": ["string", "null"]},
+        "s": {"type": "string"},
+        "e": {"enum": [1, 2, 3]},
+    },
+    required=[],
+)
 
 
 def case_named(cases: list[Case], label: str) -> Case:

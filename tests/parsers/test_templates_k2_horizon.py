@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from helpers.derender_util import CHAT, gen_choice, gen_chunk, post
-from helpers.family_cases import Case, case_named, check, encode
+from helpers.family_cases import CALC, Case, case_named, check, encode
 from helpers.parsers_oracle import SERVED, Message, chat_request
 from helpers.parsers_util import derenderer_class, whole_body
 from helpers.stream_util import load_detokenizer
@@ -54,27 +54,6 @@ def block(*calls: str) -> str:
     return "<ifm|tool_calls>\n" + "".join(calls) + "</ifm|tool_calls>"
 
 
-def tool(name: str, props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    params = {"type": "object", "properties": props, "required": required or list(props)[:1]}
-    return {"type": "function", "function": {"name": name, "parameters": params}}
-
-
-CALC = [
-    tool(
-        "calc",
-        {
-            "i": {"type": "integer"},
-            "n": {"type": "number"},
-            "b": {"type": "boolean"},
-            "l": {"type": "array"},
-            "o": {"type": "object"},
-            "u": {"type": ["string", "null"]},
-            "s": {"type": "string"},
-            "e": {"enum": [1, 2, 3]},
-        },
-        required=[],
-    )
-]
 WEATHER = call("get_weather", arg("city", "Paris"))
 PARIS = ("get_weather", '{"city": "Paris"}')
 

@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from helpers.family_cases import Case, case_named, check
+from helpers.family_cases import CALC, Case, case_named, check, tools_of
 from helpers.parsers_oracle import Message
 
 PROMPT = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n"
@@ -40,27 +40,12 @@ def pm(key: str, value: str, q: str = '"') -> str:
     return f"<param name={q}{key}{q}>{value}</param>"
 
 
-def tool(name: str, props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    params = {"type": "object", "properties": props, "required": required or list(props)[:1]}
-    return {"type": "function", "function": {"name": name, "parameters": params}}
+def tool(name: str, props: dict[str, Any]) -> dict[str, Any]:
+    """The function ``name``, of these properties, the first required."""
+    (one,) = tools_of(name, props, required=list(props)[:1])
+    return one
 
 
-CALC = [
-    tool(
-        "calc",
-        {
-            "i": {"type": "integer"},
-            "n": {"type": "number"},
-            "b": {"type": "boolean"},
-            "l": {"type": "array"},
-            "o": {"type": "object"},
-            "u": {"type": ["string", "null"]},
-            "s": {"type": "string"},
-            "e": {"enum": [1, 2, 3]},
-        },
-        required=[],
-    )
-]
 TELECOM = [
     tool("get_customer_by_phone", {"phone_number": {"type": "string"}}),
     tool("toggle_roaming", {"line_id": {"type": "string"}, "enabled": {"type": "boolean"}}),

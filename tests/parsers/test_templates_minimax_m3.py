@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from helpers.family_cases import Case, case_named, check
+from helpers.family_cases import Case, case_named, check, tools_of
 from helpers.parsers_oracle import Message
 
 NS = "]<]minimax[>["
@@ -48,8 +48,8 @@ def block(*calls: str) -> str:
 
 
 def tool(name: str, properties: dict[str, Any]) -> dict[str, Any]:
-    parameters = {"type": "object", "properties": properties}
-    return {"type": "function", "function": {"name": name, "parameters": parameters}}
+    (one,) = tools_of(name, properties)
+    return one
 
 
 WEATHER_TOOL = tool(
