@@ -96,11 +96,15 @@ pub(super) const MISTRAL_V11: &str = r##"{
   }
 }"##;
 
-/// Kimi-K2: `<|tool_call_begin|>functions.NAME:N<|tool_call_argument_begin|>{...}`.
+/// Kimi-K2: `<|tool_call_begin|>functions.NAME:N<|tool_call_argument_begin|>{...}`; the call
+/// section's marker ends reasoning, also where calls are not parsed.
 pub(super) const KIMI_K2: &str = r##"{
   "start_anchor": "<|im_assistant|>assistant<|im_middle|>",
   "fields": {
-    "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
+    "reasoning_content": {
+      "open": "<think>", "close_pattern": "</think>",
+      "content_args": {"stop_pattern": "<\\|tool_calls_section_begin\\|>"}
+    },
     "tool_calls": {
       "open_pattern": "(?:<\\|tool_calls_section_begin\\|>\\s*)?<\\|tool_call_begin\\|>\\s*(?:functions\\.)?(?P<name>[^:<\\s]+)(?::\\d+)?\\s*<\\|tool_call_argument_begin\\|>",
       "close_pattern": "<\\|tool_call_end\\|>\\s*(?:<\\|tool_calls_section_end\\|>\\s*)?",

@@ -1,14 +1,15 @@
 //! The built-in templates' JSON for formats whose calls are tags (`xml-inline`) or Python
 //! calls (`pythonic`), one constant a family, as a checkpoint would carry it.
 
-/// Qwen3-Coder: `<tool_call><function=NAME><parameter=KEY>VALUE</parameter>...`.
+/// Qwen3-Coder: `<tool_call><function=NAME><parameter=KEY>VALUE</parameter>...`; a
+/// `<function=NAME>` call without its `<tool_call>` is a call too, as vLLM reads it.
 pub(super) const QWEN3_CODER: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "reasoning_content": {"open": "<think>", "close_pattern": "</think>"},
     "tool_calls": {
-      "open_pattern": "<tool_call>\\s*<function=(?P<name>[^\\n>]+)>",
-      "close_pattern": "</tool_call>\\s*", "repeats": true,
+      "open_pattern": "(?:<tool_call>\\s*)?<function=(?P<name>[^\\n>]+)>",
+      "close_pattern": "</function>\\s*(?:</tool_call>\\s*)?|</tool_call>\\s*", "repeats": true,
       "content": "xml-inline",
       "content_args": {
         "tag_pattern": "<parameter=(?P<key>[^>\\n]+)>\\n?(?P<value>.*?)\\n?(?:</parameter>|(?P<next><parameter=))",

@@ -261,6 +261,7 @@ impl TemplateState {
                     Calls::Tags {
                         closed_only: true, ..
                     } if self.name.is_empty() => {}
+                    Calls::Tags { .. } if self.ended_args => {}
                     Calls::Tags { .. } => {
                         if let Some(call) = TagCall::of(calls, k.typing)
                             && !self.kept
@@ -371,6 +372,40 @@ impl TemplateState {
         }
         if k.rules.parallel || self.calls == 1 {
             out.push_arguments(self.calls.saturating_sub(1), &arguments);
+        }
+    }
+
+    /// Sends the rest of the open tag-form call's arguments, and their close, where the call's
+    /// close delimiter begins at `at` and more text can only make it longer (a close pattern
+    /// ending in `\s*` waits for the text after it): the call's arguments are whole there.
+    pub(super) fn end_arguments_early(
+        &mut self,
+        t: &Template,
+        k: Knobs<'_>,
+        buf: &str,
+        at: usize,
+        out: &mut Delta,
+    ) {
+        if self.ended_args || self.kept {
+            return;
+        }
+        let Some(f) = self.current.and_then(|c| t.fields.get(usize::from(c))) else {
+            return;
+        };
+        let (Role::Tools(calls @ Calls::Tags { .. }), Some(close)) = (&f.role, f.close.as_ref())
+        else {
+            return;
+        };
+        let Some(call) = TagCall::of(calls, k.typing) else {
+            return;
+        };
+        let rest = buf.get(at..).unwrap_or_default();
+        let begins = |text: &str| close.regex().find(text).is_some_and(|m| m.start() == 0);
+        // A match now, and with any text after it (one that an end anchor or a word boundary
+        // would take back is not certain).
+        if !rest.is_empty() && begins(rest) && begins(&format!("{rest}\u{0}")) {
+            self.read_tags(call, k, true, out);
+            self.ended_args = true;
         }
     }
 

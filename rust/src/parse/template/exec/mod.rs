@@ -194,6 +194,10 @@ pub struct TemplateState {
     /// ([`Knobs::unescape_newlines`]).
     #[serde(rename = "e", default, skip_serializing_if = "Option::is_none")]
     unescape: Option<Box<[Unescape; 2]>>,
+    /// The open tag-form call's arguments are whole and sent (its close began, and more text
+    /// can only make the close longer).
+    #[serde(rename = "x", default, skip_serializing_if = "std::ops::Not::not")]
+    ended_args: bool,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -417,6 +421,7 @@ impl TemplateState {
                     continue;
                 }
             }
+            self.end_arguments_early(t, k, buf, hold, out);
             self.hold(t, buf, base, hold);
             break;
         }
@@ -445,6 +450,7 @@ impl TemplateState {
     }
 
     fn reset(&mut self) {
+        self.ended_args = false;
         self.current = None;
         self.opened = false;
         self.texted = false;
