@@ -230,6 +230,30 @@ CASES = [
             ("unclosed-at-the-end", "<parameter=city>\nParis\n", '{"city": "Paris"}'),
         )
     ),
+    # A `<function=...>` call without its `<tool_call>` is a call, as vLLM reads it.
+    *(
+        Case(
+            f"{name}-a-call-without-its-tool-call",
+            "qwen3",
+            None,
+            name,
+            QWEN_PROMPT,
+            "Sure.\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>",
+            Message("Sure.\n", "", PARIS),
+        )
+        for name in ("qwen3_coder", "step3p5")
+    ),
+    # Kimi K2's call section ends reasoning, also with the reasoning parser alone (its text is
+    # then content).
+    Case(
+        "kimi_k2-reasoning-alone-ends-at-the-call-section",
+        "kimi-k2-derived",
+        "kimi_k2",
+        None,
+        "<|im_assistant|>assistant<|im_middle|>",
+        "some reasoning<|tool_calls_section_begin|>tool call data",
+        Message("<|tool_calls_section_begin|>tool call data", "some reasoning", ()),
+    ),
 ]
 
 
@@ -308,3 +332,26 @@ def test_serve_refuses_an_unserved_name_at_startup(name: str, says: list[str]) -
     assert "argument --tool-call-parser: " in done.stderr, done.stderr
     for text in says:
         assert text in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("name", ["qwen3_coder", "glm45", "minimax_m2"])
+def test_a_closed_call_has_whole_arguments_before_the_finish(name: str) -> None:
+    """A tag-form call's arguments, sent tag by tag, end with the call's close, not with the
+    stream's next text or its finish (a stream whose last chunk carries no finish yet)."""
+    calls = {
+        "qwen3_coder": "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n"
+        "</parameter>\n</function>\n</tool_call>",
+        "glm45": "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>"
+        "\n</tool_call>",
+        "minimax_m2": '<minimax:tool_call>\n<invoke name="get_weather">\n'
+        '<parameter name="city">Paris</parameter>\n</invoke>\n</minimax:tool_call>',
+    }
+    r = _derenderer("qwen3", None, name, "resumable")
+    gen = _encode("qwen3", calls[name])
+    streamed = stream(r, _encode("qwen3", QWEN_PROMPT), _chunks(gen, "1"), chat_request(), None)
+    arguments = "".join(
+        call["function"].get("arguments") or ""
+        for delta in streamed.deltas
+        for call in delta.get("tool_calls") or []
+    )
+    assert arguments == '{"city": "Paris"}'
