@@ -102,7 +102,13 @@ def encode(fixture: str, text: str) -> list[int]:
 def check(case: Case, mode: str, **request_fields: Any) -> None:
     """The case's whole answer is its expected message, and each stream equals it
     (``request_fields``: fields set in the chat request, such as ``tool_choice``)."""
-    r = _derenderer(case.fixture, case.reasoning, case.tool, mode)
+    check_on(
+        _derenderer(case.fixture, case.reasoning, case.tool, mode), case, mode, **request_fields
+    )
+
+
+def check_on(r: Any, case: Case, mode: str, **request_fields: Any) -> None:
+    """``check`` on the derenderer ``r`` (built for the case's parsers, in ``mode``)."""
     extra = {} if case.kwargs is None else {"chat_template_kwargs": case.kwargs}
     request = chat_request(**extra, **(case.request or {}), **request_fields)
     if case.tools is not None:

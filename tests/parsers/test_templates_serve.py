@@ -24,7 +24,7 @@ REQUEST = chat_request()
 def _model_with_template(tmp_path: Path, template: dict[str, Any] | None) -> Path:
     """The qwen3 fixture's tokenizer, with a tokenizer_config carrying ``template``."""
     folder = tmp_path / "model"
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     source = model_dir("qwen3")
     shutil.copyfile(source / "tokenizer.json", folder / "tokenizer.json")
     config = json.loads((source / "tokenizer_config.json").read_text(encoding="utf-8"))
@@ -84,26 +84,43 @@ def test_library_template_and_auto(tmp_path: Path) -> None:
     c = case("qwen3_template", "reasoning_call")
     assert c is not None
     template = json.loads(template_json("qwen3_template"))
+    # vLLM's hf parser (and beam, the same) serves the fields "thinking", "content" and
+    # "tool_calls" only: the template's "reasoning_content" is "thinking" for them.
+    fields = template["fields"]
+    vllm_template = {
+        **template,
+        "fields": {("thinking" if k == "reasoning_content" else k): v for k, v in fields.items()},
+    }
     plain = tokstream.Detokenizer.from_file(str(_model_with_template(tmp_path, None)))
-    for r in (
-        derenderer_class()(plain, served_model_name=SERVED, response_template=template),
-        # vLLM's hf parser reads the checkpoint's template, and its beam parser is hf's.
-        *(
-            derenderer_class()(
-                tokstream.Detokenizer.from_file(str(_model_with_template(tmp_path / n, template))),
-                served_model_name=SERVED,
-                reasoning_parser=n,
-                tool_parser=n,
-            )
-            for n in ("auto", "hf", "beam")
+
+    def checkpoint(name: str, template: dict[str, object]) -> object:
+        folder = _model_with_template(tmp_path / name, template)
+        detokenizer = tokstream.Detokenizer.from_file(str(folder))
+        return derenderer_class()(
+            detokenizer, served_model_name=SERVED, reasoning_parser=name, tool_parser=name
+        )
+
+    # hf and beam send the text as it is written, as vLLM does; auto strips it.
+    for r, reasoning in (
+        (
+            derenderer_class()(plain, served_model_name=SERVED, response_template=template),
+            "Need the tool.",
         ),
+        (checkpoint("auto", template), "Need the tool."),
+        *((checkpoint(n, vllm_template), "\nNeed the tool.\n") for n in ("hf", "beam")),
     ):
         assert (r.reasoning_parser, r.tool_parser) == ("response_template",) * 2
         got = whole(r, c.prompt, c.gen, REQUEST, "stop")
-        assert got.message.reasoning == "Need the tool." and got.finish_reason == "tool_calls"
+        assert got.message.reasoning == reasoning and got.finish_reason == "tool_calls"
     for name in ("auto", "hf", "beam"):
         with pytest.raises(ValueError, match=f"parser '{name}': .* no response_template"):
             derenderer_class()(plain, served_model_name=SERVED, reasoning_parser=name)
+    with pytest.raises(ValueError, match='a field "reasoning_content"'):
+        checkpoint("hf", template)
+    with pytest.raises(ValueError, match=r'"hf" and "beam" .* cannot be named together'):
+        folder = _model_with_template(tmp_path / "both", vllm_template)
+        detokenizer = tokstream.Detokenizer.from_file(str(folder))
+        derenderer_class()(detokenizer, reasoning_parser="hf", tool_parser="beam")
     with pytest.raises(ValueError, match='not "hermes"'):
         derenderer_class()(plain, response_template=template, tool_parser="hermes")
     with pytest.raises(ValueError, match="close_pattern"):

@@ -112,6 +112,7 @@ mod args;
 mod builtin;
 mod delim;
 mod exec;
+mod hf;
 mod lax;
 mod names;
 mod pythonic;
@@ -160,6 +161,9 @@ pub struct TemplateParser {
     /// The template of each reasoning effort but the first, chosen by the request (K2 Horizon's
     /// think markers are the effort's).
     efforts: Option<Arc<Efforts>>,
+    /// The checkpoint's template named `hf` or `beam`: read as vLLM's response-template parser
+    /// reads it ([`Knobs::hf`]), the prompt from its last start anchor however far back.
+    hf: bool,
     det: Arc<Detokenizer>,
 }
 
@@ -208,6 +212,7 @@ impl TemplateParser {
             vllm_space: None,
             prefix: None,
             efforts: None,
+            hf: false,
             det,
         }
     }
@@ -255,6 +260,7 @@ impl TemplateParser {
             content_lstrip_newlines: self.names[0] == "granite_thinking_parser",
             lead_across_calls: self.tools && self.names[1] == "k2_horizon",
             unescape_newlines: self.names[0] == "minicpmv",
+            hf: self.hf,
             reasoning_once: !matches!(
                 self.start,
                 Start::AsWritten | Start::Opened | Start::DeepSeekV4 | Start::Plamo3
@@ -340,12 +346,25 @@ impl ChatParser for TemplateParser {
         if opens {
             state.open_reasoning(template, k);
         }
-        let tail = cx.prompt.get(cx.prompt.len().saturating_sub(PROMPT_TAIL)..);
-        let text = self
-            .det
-            .decode(tail.unwrap_or_default(), false)
-            .unwrap_or_default();
-        if let Some(end) = template.anchor.last_end(&text) {
+        // The prompt's last ids; under `hf`, more of them while the anchor is not there, and
+        // all of the prompt where it is nowhere.
+        let mut n = PROMPT_TAIL;
+        let (text, end) = loop {
+            let tail = cx.prompt.get(cx.prompt.len().saturating_sub(n)..);
+            let text = self
+                .det
+                .decode(tail.unwrap_or_default(), false)
+                .unwrap_or_default();
+            let end = template.anchor.last_end(&text);
+            if end.is_some() || !self.hf {
+                break (text, end);
+            }
+            if n >= cx.prompt.len() {
+                break (text, Some(0));
+            }
+            n = n.saturating_mul(4);
+        };
+        if let Some(end) = end {
             let mut scratch = Delta::default();
             state.feed(
                 template,
@@ -372,6 +391,7 @@ impl ChatParser for TemplateParser {
 
     fn needs_request(&self) -> bool {
         self.efforts.is_some()
+            || (self.hf && self.tools)
             || self.tools
                 && (self.template.builds_arguments()
                     || (self.typing == Typing::Transformers && self.template.has_raw_arguments()))
@@ -428,15 +448,38 @@ pub fn select<'a>(
                  {AUTO:?} (or not at all) with it, not {bad:?}"
             ));
         }
+        // vLLM's `hf` and `beam`: its response-template parser's rules, one name for both kinds.
+        let hf_names: Vec<&str> = [r, t]
+            .into_iter()
+            .flatten()
+            .filter_map(|(_, alias)| alias.filter(|a| matches!(*a, "hf" | "beam")))
+            .collect();
+        if let [a, b] = hf_names.as_slice()
+            && a != b
+        {
+            return Err(format!(
+                "the parsers {a:?} and {b:?} (vLLM's) cannot be named together: name one of \
+                 them for both kinds"
+            ));
+        }
+        let served;
+        let json = match hf_names.first() {
+            Some(name) => {
+                served = hf::served(json, name, reasoning.is_some(), tool.is_some())?;
+                served.as_str()
+            }
+            None => json,
+        };
         let t = Template::from_json(json)?;
         let both = reasoning.is_none() && tool.is_none();
-        let p = TemplateParser::new(
+        let mut p = TemplateParser::new(
             Arc::clone(det),
             t,
             TEMPLATE_NAME,
             both || reasoning.is_some(),
             both || tool.is_some(),
         );
+        p.hf = !hf_names.is_empty();
         return Ok(Some(Arc::new(p)));
     }
     if [reasoning, tool].contains(&Some(AUTO)) {

@@ -27,6 +27,15 @@ impl TemplateState {
             return;
         };
         match calls {
+            // Read when the region closes (`read_closed_json`).
+            Calls::Object { .. } if k.hf => {}
+            Calls::Raw { name } if k.hf => {
+                let name = caps
+                    .iter()
+                    .find(|(g, _)| g == name)
+                    .map(|(_, v)| v.as_str());
+                self.name = name.unwrap_or_default().to_owned();
+            }
             Calls::Object { .. } => self.scan = Some(Scan::default()),
             Calls::Pythonic { name, lines } => {
                 self.py = Some(Py::new(*lines));
@@ -89,10 +98,18 @@ impl TemplateState {
     /// Whether the open region is a call whose JSON is whole at `pos` (or is with the char
     /// there): a raw call's arguments and the object its open began, or a JSON calls region
     /// without a close delimiter.
-    pub(super) fn call_ends(&self, t: &Template, buf: &str, pos: usize) -> bool {
+    pub(super) fn call_ends(&self, t: &Template, k: Knobs<'_>, buf: &str, pos: usize) -> bool {
         let Some(f) = self.current.and_then(|c| t.fields.get(usize::from(c))) else {
             return false;
         };
+        if k.hf
+            && matches!(
+                f.role,
+                Role::Tools(Calls::Object { .. } | Calls::Raw { .. })
+            )
+        {
+            return false;
+        }
         match &f.role {
             Role::Tools(Calls::Raw { .. }) => {
                 self.args.ended()
@@ -190,7 +207,7 @@ impl TemplateState {
             return text.len();
         };
         match &f.role {
-            Role::Tools(Calls::Raw { .. }) if self.args.tracked() => {
+            Role::Tools(Calls::Raw { .. }) if self.args.tracked() && !k.hf => {
                 let mut args = 0;
                 let mut taken = text.len();
                 for (i, c) in text.char_indices() {
@@ -215,7 +232,7 @@ impl TemplateState {
                 self.accumulate(t, k, text.get(..args).unwrap_or_default(), out);
                 taken
             }
-            Role::Tools(Calls::Object { name, arguments }) if f.close.is_none() => {
+            Role::Tools(Calls::Object { name, arguments }) if f.close.is_none() && !k.hf => {
                 if text.is_empty() {
                     return 0;
                 }
@@ -247,6 +264,9 @@ impl TemplateState {
                 .map(|f| &f.role)
             {
                 match calls {
+                    Calls::Object { .. } | Calls::Raw { .. } if k.hf => {
+                        self.read_closed_json(calls, k, out);
+                    }
                     Calls::Object { name, arguments } => {
                         if let Some(scan) = self.scan.as_mut() {
                             let mut sink =
@@ -375,6 +395,91 @@ impl TemplateState {
         }
     }
 
+    /// Reads a JSON calls region as vLLM's `hf` parser reads it when it closes: its text as
+    /// JSON (an object, or a list of them, each a call by the field's keys: a non-empty string
+    /// name, arguments not null, none given `{}`), or, after a named open delimiter, the
+    /// arguments; string-valued arguments as they are, others typed by the tool's schema by
+    /// transformers' rules and written as Python writes them. A region that does not read so
+    /// is dropped, all of it.
+    fn read_closed_json(&mut self, calls: &Calls, k: Knobs<'_>, out: &mut Delta) {
+        let body = std::mem::take(&mut self.body);
+        let Some(value) = typed::loads(py_strip(&body)) else {
+            return;
+        };
+        let arguments = |name: &str, v: Val| -> Option<String> {
+            match v {
+                Val::Null => None,
+                Val::Str(s) => Some(s),
+                Val::Dict(mut pairs) => {
+                    if let Some(props) = k.request.and_then(|r| typed::properties(r, name)) {
+                        typed::type_args(Typing::Transformers, &mut pairs, &props);
+                    }
+                    Some(typed::dump_args(&pairs))
+                }
+                other => {
+                    let mut s = String::new();
+                    typed::dump(&other, &mut s);
+                    Some(s)
+                }
+            }
+        };
+        let read: Option<Vec<(String, String)>> = match calls {
+            Calls::Raw { .. } => {
+                let name = std::mem::take(&mut self.name);
+                (!name.is_empty())
+                    .then(|| arguments(&name, value).map(|a| vec![(name, a)]))
+                    .flatten()
+            }
+            Calls::Object {
+                name,
+                arguments: key,
+            } => {
+                let items = match value {
+                    Val::List(items) => items,
+                    one => vec![one],
+                };
+                items
+                    .into_iter()
+                    .map(|item| {
+                        let Val::Dict(mut pairs) = item else {
+                            return None;
+                        };
+                        let (n, a) = if name.is_empty() {
+                            // Each object's one key is the name, its value the arguments.
+                            match pairs.len() {
+                                1 => pairs.pop()?,
+                                _ => return None,
+                            }
+                        } else {
+                            let take = |pairs: &mut Vec<(String, Val)>, key: &str| {
+                                let i = pairs.iter().position(|(k, _)| k == key)?;
+                                Some(pairs.remove(i).1)
+                            };
+                            let Some(Val::Str(n)) = take(&mut pairs, name) else {
+                                return None;
+                            };
+                            let a = take(&mut pairs, key).unwrap_or(Val::Dict(Vec::new()));
+                            (n, a)
+                        };
+                        if n.is_empty() {
+                            return None;
+                        }
+                        let a = arguments(&n, a)?;
+                        Some((n, a))
+                    })
+                    .collect()
+            }
+            _ => None,
+        };
+        for (name, args) in read.unwrap_or_default() {
+            self.calls = self.calls.saturating_add(1);
+            if k.rules.parallel || self.calls == 1 {
+                out.start_call(self.calls - 1, name);
+                out.push_arguments(self.calls - 1, &args);
+            }
+        }
+    }
+
     /// Sends the rest of the open tag-form call's arguments, and their close, where the call's
     /// close delimiter begins at `at` and more text can only make it longer (a close pattern
     /// ending in `\s*` waits for the text after it): the call's arguments are whole there.
@@ -484,6 +589,7 @@ impl TemplateState {
         self.opened = true;
         match &f.role {
             Role::Other | Role::CallText | Role::CallsOff => {}
+            Role::Tools(Calls::Object { .. } | Calls::Raw { .. }) if k.hf => self.keep_body(text),
             Role::Tools(Calls::Object { name, arguments }) => {
                 let scan = self.scan.get_or_insert_with(Scan::default);
                 let mut sink = Sink::keyed(&mut self.calls, k.rules, out, name, arguments);
@@ -533,6 +639,7 @@ impl TemplateState {
                     text
                 };
                 let strip = match (k.vllm_space, &f.role) {
+                    _ if k.hf => Strip::None,
                     (Some(_), Role::Content) => Strip::Lead,
                     (Some(false), Role::Reasoning) => Strip::None,
                     (Some(true), Role::Reasoning) => Strip::Trailing,

@@ -81,6 +81,10 @@ pub(crate) struct Knobs<'r> {
     /// Reasoning and content have their escaped newlines read back ([`super::unescape`], vLLM's
     /// `minicpmv`).
     pub unescape_newlines: bool,
+    /// vLLM's `hf` (and `beam`) rules for the checkpoint's template: text as written, and JSON
+    /// calls read only when their region closes (at its close delimiter, wherever it matches),
+    /// a region that does not read as calls dropped.
+    pub hf: bool,
 }
 
 /// How a region's text is stripped.
@@ -309,7 +313,7 @@ impl TemplateState {
         let mut pos = base;
         let mut empty_commits = 0u32;
         loop {
-            if self.call_ends(t, buf, pos) {
+            if self.call_ends(t, k, buf, pos) {
                 match self.end_call(t, k, buf, pos, eos, out) {
                     CallEnd::At(next) => {
                         pos = next;
@@ -325,7 +329,7 @@ impl TemplateState {
             if let Some((field, open, s, e)) = best {
                 if s > pos {
                     let n = self.take(t, k, buf.get(pos..s).unwrap_or_default(), out);
-                    if n < s - pos || self.call_ends(t, buf, s) {
+                    if n < s - pos || self.call_ends(t, k, buf, s) {
                         pos += n;
                         continue;
                     }
@@ -402,7 +406,7 @@ impl TemplateState {
             if eos {
                 let rest = buf.get(pos..).unwrap_or_default();
                 let n = self.take(t, k, rest, out);
-                if n < rest.len() || self.call_ends(t, buf, pos + n) {
+                if n < rest.len() || self.call_ends(t, k, buf, pos + n) {
                     pos += n;
                     continue;
                 }

@@ -20,6 +20,7 @@ fn knobs() -> Knobs<'static> {
         content_lstrip_newlines: false,
         lead_across_calls: false,
         unescape_newlines: false,
+        hf: false,
         reasoning: true,
         calls_end_reasoning: false,
         reasoning_call_lead: None,
