@@ -71,6 +71,10 @@ FALLBACK: dict[str, str] = {
     "poolside_v1": "poolside-v1-derived",
     "seed_oss": "seed-oss-derived",
     "qwen3_coder": "qwen3",
+    # The tests' mocks and fake tokenizers of K2 Horizon, MiniCPM5 and MiniMax-M3.
+    "k2_horizon": "k2-horizon-derived",
+    "minicpm5": "minicpm5-derived",
+    "minimax_m3": "minimax-m3-derived",
     # The tests' own fake tokenizers of <think> and </think>.
     "granite_thinking_parser": "qwen3",
     "nemotron_v3": "qwen3",

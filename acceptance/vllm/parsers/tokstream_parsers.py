@@ -22,9 +22,10 @@ becomes a chat derender body on token ids for ``tokstream.Derenderer``, in the p
 - a whole call is one whole chat derender (``finish_reason`` ``"stop"``, no end-of-sequence id
   left out); its message is the answer: ``(reasoning, content)``, or the calls and content;
 - a stream is a derender stream: each delta one chunk, the ``stream_state`` carried on the parser
-  object, the chunk's delta the answer (``None`` when it sends nothing). vLLM's streaming API has
-  no end-of-output call, so no chunk carries a finish reason: text tokstream holds back at the
-  end (a suffix that may begin a marker) is never sent;
+  object, the chunk's delta the answer (``None`` when it sends nothing). ``finish_streaming()``,
+  the end-of-output call vLLM's server makes on its engine-based parsers, is one more chunk of
+  no ids with ``finish_reason`` ``"stop"``; a test that does not call it sends no finish, so text
+  tokstream holds back at the end (a suffix that may begin a marker) is never sent;
 - the chat request is the test's (its tools, ``tool_choice``, ``chat_template_kwargs``), with the
   constructor's ``tools`` and ``chat_template_kwargs`` where it has none. A tool parser is only
   called by vLLM's server for a request with tools, and tokstream parses calls only then: a
@@ -252,6 +253,7 @@ class _Derender:
         self.prompt: list[int] = []
         self.state: dict[str, Any] | None = None
         self.streamed_text = ""
+        self.request: dict[str, Any] | None = None
 
     def _ask(self, body: dict[str, Any]) -> dict[str, Any]:
         answer = _WORKER.ask(
@@ -301,25 +303,36 @@ class _Derender:
             self._chunk(before[len(self.streamed_text) :], request)
         return self._chunk(delta_text, request)
 
-    def _chunk(self, text: str, request: dict[str, Any]) -> dict[str, Any]:
+    def finish(self) -> dict[str, Any] | None:
+        """The stream's end: a chunk of no ids with a finish reason; ``None`` with no stream."""
+        if self.state is None or self.request is None:
+            return None
+        delta = self._chunk("", self.request, "stop")
+        self.state, self.streamed_text = None, ""
+        return delta
+
+    def _chunk(
+        self, text: str, request: dict[str, Any], finish: str | None = None
+    ) -> dict[str, Any]:
+        self.request = request
         body: dict[str, Any] = {
             "stream": True,
             "generate_chunk": {
                 "request_id": "chatcmpl-test",
-                "choices": [_choice(encode(self.directory, text), None)],
+                "choices": [_choice(encode(self.directory, text), finish)],
             },
             "stream_state": self.state,
             "chat_request": request,
         }
         if self.state is None:
             body["prompt_token_ids"] = self.prompt
-        if PROBE_FINISH:
+        if PROBE_FINISH and finish is None:
             # Diagnosis only: what a finish on this chunk would have sent.
             probe = json.loads(json.dumps(body))
             probe["generate_chunk"]["choices"][0]["finish_reason"] = "stop"
             finished = self._ask(probe)["chunk"]["choices"][0]["delta"]
         answer = self._ask(body)
-        if PROBE_FINISH:
+        if PROBE_FINISH and finish is None:
             sent = answer["chunk"]["choices"][0]["delta"]
             PENDING[:] = [] if finished == sent else [{"held": sent, "with a finish": finished}]
         self.state = answer["stream_state"]
@@ -368,6 +381,14 @@ class _Adapter:
         if id(tok) not in _VOCABS:
             _VOCABS[id(tok)] = (tok, tok.get_vocab())
         return _VOCABS[id(tok)][1]
+
+    def finish_streaming(self) -> Any:
+        """The end of the output (vLLM's server calls it on its engine-based parsers when the
+        stream ends): what tokstream sends with the finish."""
+        from vllm.entrypoints.generate.base import protocol
+
+        delta = self._derender.finish()
+        return None if delta is None else _delta_message(delta, protocol)
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for what the class and the instance do not have: vLLM's internal state.
