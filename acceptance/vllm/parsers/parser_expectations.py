@@ -7,8 +7,7 @@ test is exactly one of:
 
 - **passed**: it must pass;
 - **EXPECTED_FAILURES**: it must fail (not with ``NotServedError``). The reason says which:
-  a deliberate difference (docs/differences.md or docs/parsers.md), an undocumented difference
-  (defensible, docs/differences.md needs a row), a tokstream defect (D3..D7: the reason
+  a deliberate difference (docs/differences.md or docs/parsers.md), a tokstream defect (D3..D7: the reason
   gives the input and both answers), or vLLM's own strict xfail;
 - **CHECKED_THEN_INTERNAL**: it checks tokstream's answers, which must all pass, then asks for
   the member named, one of vLLM's internals: it must end in ``NotServedError`` for that member;
@@ -55,19 +54,19 @@ FORCE_NONEMPTY = "deliberate (docs/differences.md, nemotron_v3 / granite_thinkin
 LFM2_ECHO = "deliberate (docs/differences.md, lfm2 row): a call echoed before a second <|tool_call_end|> is content, not dropped"
 MINICPM5_TEXT_BESIDE_CALL = "deliberate (docs/differences.md, 'minicpm5 whole: text beside a call'): vLLM's whole response drops the text around the calls (content null once a call stands); tokstream keeps it as content ('Intro before.\\n\\nOutro after.\\n'), as vLLM's streams do"
 AS_VLLM_XFAIL = "vLLM's own test marks this strict xfail (its Step3 parser fails it; the stage runs with --runxfail): tokstream fails it too, for the reason below (calls without 'function<｜tool_sep｜>')"
-U_STEP3_SEP = "undocumented difference (needs a docs/differences.md row): step3 calls written without 'function<｜tool_sep｜>' after <｜tool_call_begin｜>; vLLM's stream reads them, its whole response does not (content); tokstream reads neither, so whole and streamed agree"
-U_KIMI_IDS = "undocumented difference (docs/parsers.md derives tool-call ids from the request id; differences.md has no row): vLLM's Kimi K2 parser keeps the model's own id 'functions.get_weather:0'; tokstream sends 'chatcmpl-tool-<32 hex>'"
-U_KIMI_BAD_ID = "undocumented difference: vLLM drops a Kimi K2 call whose id is malformed ('functions.invalid.0', no ':N'); tokstream keeps it (its id is its own)"
-U_KIMI_SECTION_TEXT = "undocumented difference: text inside a Kimi K2 call section outside a call, and text after the section, are content in tokstream ('nothing lost'); vLLM's stream drops them"
-U_GLM_CONTENT_STRIP = "undocumented difference (the row 'content that comes with calls' lists step3p5, mimo, minimax_m2, seed_oss, not glm45): vLLM's whole response strips the content before a call ('I'll check it.'); tokstream keeps it as written ('I'll check it. '), as vLLM's streams do"
-U_CHAT_TEMPLATE_THINKING = "undocumented difference: vLLM's GLM parser reads the tokenizer's chat template and keeps thinking on for a GLM-5.3-style template that ignores enable_thinking; tokstream follows the request's enable_thinking false (the output is content)"
-U_EMPTY_REASONING = "undocumented difference: for '</think>This is the rest' vLLM's whole response has reasoning '' (empty string); tokstream's message has null (it never sends an empty field)"
-U_R1_LEADING_TEXT = "undocumented difference: deepseek_r1 output '\\n<think>This is a reasoning section</think>...': vLLM's whole response drops the '\\n' before <think> (reasoning 'This is a reasoning section'); tokstream keeps it as reasoning ('\\nThis is a reasoning section'), as vLLM's streams do"
-U_EOS_TEXT = "undocumented difference: the text '</s>' spelled at the end of a GigaChat output is content in tokstream; vLLM's parser strips it. tokstream leaves out an end-of-sequence token by id (the engine's stop token), not its spelling"
-U_GEMMA4_NAME = "undocumented difference: a malformed gemma4 call 'call:bad_func no brace' is named 'bad_func' (the name ends at whitespace); vLLM names it 'bad_func no brace'"
-U_DOTS_MARKUP = "undocumented difference: dots markup that holds no call (a stray </dots_function_call>, a <dots_function_call>garbage</dots_function_call> block) is content as written in tokstream; vLLM strips the markers"
-U_MINICPM5_SPACE_MARKERS = "undocumented difference (docs/differences.md has the row for minicpm5 streamed; vLLM's whole response does the same): text spelled with the byte-level markers 'Ġ' and 'Ċ' ('ĊFirst,ĠIĠneed...') is content as decoded in tokstream; vLLM's minicpm5 parser reads them as a space and a newline, whole and streamed ('\\nFirst, I need...')"
-U_LFM2_RAW = "undocumented difference (docs/differences.md has the rule for pythonic and llama4_pythonic, not lfm2): a Python call whose string value has unbalanced quotes gets its arguments as the raw text (\"command='sed -n '360,450p' ...'\", not JSON); vLLM repairs it to JSON"
+STEP3_SEP = "deliberate (docs/differences.md, step3 row): step3 calls written without 'function<｜tool_sep｜>' after <｜tool_call_begin｜>; vLLM's stream reads them, its whole response does not (content); tokstream reads neither, so whole and streamed agree"
+KIMI_IDS = "deliberate (docs/differences.md, kimi_k2 call id row): vLLM's Kimi K2 parser keeps the model's own id 'functions.get_weather:0'; tokstream sends 'chatcmpl-tool-<32 hex>'"
+KIMI_BAD_ID = "deliberate (docs/differences.md, kimi_k2 call id row): vLLM drops a Kimi K2 call whose id is malformed ('functions.invalid.0', no ':N'); tokstream keeps it (its id is its own)"
+KIMI_SECTION_TEXT = "deliberate (docs/differences.md, kimi_k2 streamed row): text inside a Kimi K2 call section outside a call, and text after the section, are content in tokstream ('nothing lost'); vLLM's stream drops them"
+GLM_CONTENT_STRIP = "deliberate (docs/differences.md, 'content that comes with calls'): vLLM's whole response strips the content before a call ('I'll check it.'); tokstream keeps it as written ('I'll check it. '), as vLLM's streams do"
+CHAT_TEMPLATE_THINKING = "deliberate (docs/differences.md, glm45 reasoning row): vLLM's GLM parser reads the tokenizer's chat template and keeps thinking on for a GLM-5.3-style template that ignores enable_thinking; tokstream follows the request's enable_thinking false (the output is content)"
+EMPTY_REASONING = "deliberate (docs/differences.md, deepseek_r1 row): for '</think>This is the rest' vLLM's whole response has reasoning '' (empty string); tokstream's message has null (it never sends an empty field)"
+R1_LEADING_TEXT = "deliberate (docs/differences.md, deepseek_r1 row): deepseek_r1 output '\\n<think>This is a reasoning section</think>...': vLLM's whole response drops the '\\n' before <think> (reasoning 'This is a reasoning section'); tokstream keeps it as reasoning ('\\nThis is a reasoning section'), as vLLM's streams do"
+EOS_TEXT = "deliberate (docs/differences.md, gigachat3 row): the text '</s>' spelled at the end of a GigaChat output is content in tokstream; vLLM's parser strips it. tokstream leaves out an end-of-sequence token by id (the engine's stop token), not its spelling"
+GEMMA4_NAME = "deliberate (docs/differences.md, gemma4 malformed call row): a malformed gemma4 call 'call:bad_func no brace' is named 'bad_func' (the name ends at whitespace); vLLM names it 'bad_func no brace'"
+DOTS_MARKUP = "deliberate (docs/differences.md, dots streamed row): dots markup that holds no call (a stray </dots_function_call>, a <dots_function_call>garbage</dots_function_call> block) is content as written in tokstream; vLLM strips the markers"
+MINICPM5_SPACE_MARKERS = "deliberate (docs/differences.md, minicpm5 'Ġ and Ċ' row): text spelled with the byte-level markers 'Ġ' and 'Ċ' ('ĊFirst,ĠIĠneed...') is content as decoded in tokstream; vLLM's minicpm5 parser reads them as a space and a newline, whole and streamed ('\\nFirst, I need...')"
+LFM2_RAW = "deliberate (docs/differences.md, lfm2 unbalanced quotes row): a Python call whose string value has unbalanced quotes gets its arguments as the raw text (\"command='sed -n '360,450p' ...'\", not JSON); vLLM repairs it to JSON"
 D3_XLAM_FENCE = "tokstream defect D3: xlam calls in a ```json fence: the content keeps the fence without the call ('I'll help you with that.\\n```json```'); vLLM's whole response gives 'I'll help you with that.'"
 D4_KIMI_RUNAWAY = "tokstream defect D4: a Kimi K2 call whose JSON does not close runs over <|tool_call_end|> (one token): its arguments take the marker text and the next call, which is lost; vLLM ends the call at the marker and keeps both"
 D5_INVALID_JSON = 'tokstream defect D5: llama3_json \'{"name": "get_weather", "parameters": {invalid json}\': tokstream sends a call with arguments \'{invalid json}\' (not JSON); vLLM\'s whole response has no call and the text as content'
@@ -302,16 +301,16 @@ CHECKED_THEN_INTERNAL: dict[str, str] = {
 #: Tests that fail on tokstream, with the reason.
 EXPECTED_FAILURES: dict[str, str] = {
     # tests/reasoning/test_deepseekr1_reasoning_parser.py
-    "tests/reasoning/test_deepseekr1_reasoning_parser.py::test_reasoning[new_line]": U_R1_LEADING_TEXT,
-    "tests/reasoning/test_deepseekr1_reasoning_parser.py::test_reasoning[shortest_streaming]": U_EMPTY_REASONING,
-    "tests/reasoning/test_deepseekr1_reasoning_parser.py::test_reasoning[shortest_with_think]": U_EMPTY_REASONING,
+    "tests/reasoning/test_deepseekr1_reasoning_parser.py::test_reasoning[new_line]": R1_LEADING_TEXT,
+    "tests/reasoning/test_deepseekr1_reasoning_parser.py::test_reasoning[shortest_streaming]": EMPTY_REASONING,
+    "tests/reasoning/test_deepseekr1_reasoning_parser.py::test_reasoning[shortest_with_think]": EMPTY_REASONING,
     # tests/reasoning/test_gemma4_reasoning_parser.py
     "tests/reasoning/test_gemma4_reasoning_parser.py::test_gemma4_reasoning[invalid_complete]": GEMMA4,
     "tests/reasoning/test_gemma4_reasoning_parser.py::test_gemma4_reasoning[invalid_complete_streaming]": GEMMA4,
     "tests/reasoning/test_gemma4_reasoning_parser.py::test_gemma4_reasoning[invalid_simple]": GEMMA4,
     "tests/reasoning/test_gemma4_reasoning_parser.py::test_gemma4_reasoning[invalid_simple_streaming]": GEMMA4,
     # tests/reasoning/test_glm4_moe_reasoning_parser.py
-    "tests/reasoning/test_glm4_moe_reasoning_parser.py::test_glm53_template_forces_reasoning_streaming": U_CHAT_TEMPLATE_THINKING,
+    "tests/reasoning/test_glm4_moe_reasoning_parser.py::test_glm53_template_forces_reasoning_streaming": CHAT_TEMPLATE_THINKING,
     # tests/reasoning/test_granite_reasoning_parser.py
     "tests/reasoning/test_granite_reasoning_parser.py::test_streaming_subcases[Continuing unexpected start reasoning sequence]": STRIP,
     "tests/reasoning/test_granite_reasoning_parser.py::test_streaming_subcases[Delta breaks potential responise sequence]": STRIP,
@@ -341,20 +340,20 @@ EXPECTED_FAILURES: dict[str, str] = {
     "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_emits_complete_json_before_end_marker_without_duplication": D7_DOTS_JSON,
     "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_filters_unknown_tools_and_surfaces_content": UNOFFERED_TOOL,
     "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_flushes_partial_opening_marker_at_eof": STRIP,
-    "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_malformed_block_does_not_block_later_valid_call": U_DOTS_MARKUP,
-    "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_strips_stray_end_marker": U_DOTS_MARKUP,
+    "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_malformed_block_does_not_block_later_valid_call": DOTS_MARKUP,
+    "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_strips_stray_end_marker": DOTS_MARKUP,
     # tests/tool_parsers/test_gemma4_tool_parser.py
-    "tests/tool_parsers/test_gemma4_tool_parser.py::TestBareAndMalformedOpeners::test_bare_malformed_then_well_formed": U_GEMMA4_NAME,
-    "tests/tool_parsers/test_gemma4_tool_parser.py::TestBareAndMalformedOpeners::test_malformed_then_well_formed": U_GEMMA4_NAME,
-    "tests/tool_parsers/test_gemma4_tool_parser.py::TestBareAndMalformedOpeners::test_three_mixed_calls": U_GEMMA4_NAME,
+    "tests/tool_parsers/test_gemma4_tool_parser.py::TestBareAndMalformedOpeners::test_bare_malformed_then_well_formed": GEMMA4_NAME,
+    "tests/tool_parsers/test_gemma4_tool_parser.py::TestBareAndMalformedOpeners::test_malformed_then_well_formed": GEMMA4_NAME,
+    "tests/tool_parsers/test_gemma4_tool_parser.py::TestBareAndMalformedOpeners::test_three_mixed_calls": GEMMA4_NAME,
     "tests/tool_parsers/test_gemma4_tool_parser.py::TestExtractToolCalls::test_text_before_tool_call": GEMMA4,
     # tests/tool_parsers/test_gigachat3_tool_parser.py
-    "tests/tool_parsers/test_gigachat3_tool_parser.py::test_tool_call[mixed_content_nonstreaming_with_eos_gigachat31]": U_EOS_TEXT,
-    "tests/tool_parsers/test_gigachat3_tool_parser.py::test_tool_call[mixed_content_nonstreaming_with_eos_gigachat3]": U_EOS_TEXT,
-    "tests/tool_parsers/test_gigachat3_tool_parser.py::test_tool_call[mixed_content_streaming_with_eos_gigachat31]": U_EOS_TEXT,
-    "tests/tool_parsers/test_gigachat3_tool_parser.py::test_tool_call[mixed_content_streaming_with_eos_gigachat3]": U_EOS_TEXT,
+    "tests/tool_parsers/test_gigachat3_tool_parser.py::test_tool_call[mixed_content_nonstreaming_with_eos_gigachat31]": EOS_TEXT,
+    "tests/tool_parsers/test_gigachat3_tool_parser.py::test_tool_call[mixed_content_nonstreaming_with_eos_gigachat3]": EOS_TEXT,
+    "tests/tool_parsers/test_gigachat3_tool_parser.py::test_tool_call[mixed_content_streaming_with_eos_gigachat31]": EOS_TEXT,
+    "tests/tool_parsers/test_gigachat3_tool_parser.py::test_tool_call[mixed_content_streaming_with_eos_gigachat3]": EOS_TEXT,
     # tests/tool_parsers/test_glm4_moe_tool_parser.py
-    "tests/tool_parsers/test_glm4_moe_tool_parser.py::test_extract_tool_calls_with_glm45_newline_format": U_GLM_CONTENT_STRIP,
+    "tests/tool_parsers/test_glm4_moe_tool_parser.py::test_extract_tool_calls_with_glm45_newline_format": GLM_CONTENT_STRIP,
     # tests/tool_parsers/test_granite4_tool_parser.py
     "tests/tool_parsers/test_granite4_tool_parser.py::test_tool_call_parser_complex[1-1]": STRIP,
     "tests/tool_parsers/test_granite4_tool_parser.py::test_tool_call_parser_complex[1-2]": STRIP,
@@ -372,48 +371,48 @@ EXPECTED_FAILURES: dict[str, str] = {
     "tests/tool_parsers/test_jamba_tool_parser.py::test_extract_tool_calls_streaming[single_tool]": STRIP,
     "tests/tool_parsers/test_jamba_tool_parser.py::test_extract_tool_calls_streaming[single_tool_with_content]": STRIP,
     # tests/tool_parsers/test_kimi_k2_tool_parser.py
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[angle_brackets_in_json]": U_KIMI_IDS,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[empty_arguments]": U_KIMI_IDS,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[multiline_json]": U_KIMI_IDS,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[no_functions_prefix]": U_KIMI_IDS,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[parallel_tool_calls]": U_KIMI_IDS,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[single_tool_call]": U_KIMI_IDS,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[three_tool_calls]": U_KIMI_IDS,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_invalid_funcall_id_skipped": U_KIMI_BAD_ID,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[angle_brackets_in_json]": KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[empty_arguments]": KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[multiline_json]": KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[no_functions_prefix]": KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[parallel_tool_calls]": KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[single_tool_call]": KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[three_tool_calls]": KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_invalid_funcall_id_skipped": KIMI_BAD_ID,
     "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_invalid_json_still_extracted": D4_KIMI_RUNAWAY,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_multi_turn_native_id_continuity": U_KIMI_IDS,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_native_id_extracted": U_KIMI_IDS,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestStreamingEdgeCases::test_content_after_tool_section": U_KIMI_SECTION_TEXT,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestStreamingEdgeCases::test_noise_between_markers_suppressed": U_KIMI_SECTION_TEXT,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestStreamingEdgeCases::test_truncated_tool_call_no_end_marker": U_KIMI_IDS,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestStreamingHappyPath::test_multiple_tool_calls": U_KIMI_IDS,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestStreamingHappyPath::test_single_tool_call": U_KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_multi_turn_native_id_continuity": KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_native_id_extracted": KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestStreamingEdgeCases::test_content_after_tool_section": KIMI_SECTION_TEXT,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestStreamingEdgeCases::test_noise_between_markers_suppressed": KIMI_SECTION_TEXT,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestStreamingEdgeCases::test_truncated_tool_call_no_end_marker": KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestStreamingHappyPath::test_multiple_tool_calls": KIMI_IDS,
+    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestStreamingHappyPath::test_single_tool_call": KIMI_IDS,
     # tests/tool_parsers/test_lfm2_tool_parser.py
     "tests/tool_parsers/test_lfm2_tool_parser.py::test_echoed_tool_call_body_not_leaked_to_content": LFM2_ECHO,
-    "tests/tool_parsers/test_lfm2_tool_parser.py::test_tool_call[nested_python_c_nonstreaming]": U_LFM2_RAW,
-    "tests/tool_parsers/test_lfm2_tool_parser.py::test_tool_call[nested_python_c_streaming]": U_LFM2_RAW,
-    "tests/tool_parsers/test_lfm2_tool_parser.py::test_tool_call[nested_quote_nonstreaming]": U_LFM2_RAW,
-    "tests/tool_parsers/test_lfm2_tool_parser.py::test_tool_call[nested_quote_streaming]": U_LFM2_RAW,
+    "tests/tool_parsers/test_lfm2_tool_parser.py::test_tool_call[nested_python_c_nonstreaming]": LFM2_RAW,
+    "tests/tool_parsers/test_lfm2_tool_parser.py::test_tool_call[nested_python_c_streaming]": LFM2_RAW,
+    "tests/tool_parsers/test_lfm2_tool_parser.py::test_tool_call[nested_quote_nonstreaming]": LFM2_RAW,
+    "tests/tool_parsers/test_lfm2_tool_parser.py::test_tool_call[nested_quote_streaming]": LFM2_RAW,
     # tests/tool_parsers/test_llama3_json_tool_parser.py
     "tests/tool_parsers/test_llama3_json_tool_parser.py::test_extract_tool_calls_invalid_json": D5_INVALID_JSON,
     "tests/tool_parsers/test_llama3_json_tool_parser.py::test_extract_tool_calls_simple": TEXT_AFTER_CALLS,
     # tests/tool_parsers/test_minicpm5xml_tool_parser.py
     "tests/tool_parsers/test_minicpm5xml_tool_parser.py::test_multiple_calls_interleaved_text": MINICPM5_TEXT_BESIDE_CALL,
     "tests/tool_parsers/test_minicpm5xml_tool_parser.py::test_single_call_with_surrounding_text": MINICPM5_TEXT_BESIDE_CALL,
-    "tests/tool_parsers/test_minicpm5xml_tool_parser.py::test_thinking_only_sentencepiece_normalized_in_content": U_MINICPM5_SPACE_MARKERS,
+    "tests/tool_parsers/test_minicpm5xml_tool_parser.py::test_thinking_only_sentencepiece_normalized_in_content": MINICPM5_SPACE_MARKERS,
     # tests/tool_parsers/test_step3_tool_parser.py
     "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_empty_arguments[False]": AS_VLLM_XFAIL,
-    "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_empty_arguments[True]": U_STEP3_SEP,
+    "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_empty_arguments[True]": STEP3_SEP,
     "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_escaped_strings[False]": AS_VLLM_XFAIL,
-    "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_escaped_strings[True]": U_STEP3_SEP,
+    "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_escaped_strings[True]": STEP3_SEP,
     "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_parallel_tool_calls[False]": AS_VLLM_XFAIL,
     "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_parallel_tool_calls[True]": AS_VLLM_XFAIL,
     "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_single_tool_call_simple_args[False]": AS_VLLM_XFAIL,
-    "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_single_tool_call_simple_args[True]": U_STEP3_SEP,
+    "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_single_tool_call_simple_args[True]": STEP3_SEP,
     "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_surrounding_text[False]": AS_VLLM_XFAIL,
-    "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_surrounding_text[True]": U_STEP3_SEP,
+    "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_surrounding_text[True]": STEP3_SEP,
     "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_various_data_types[False]": AS_VLLM_XFAIL,
-    "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_various_data_types[True]": U_STEP3_SEP,
+    "tests/tool_parsers/test_step3_tool_parser.py::TestStep3ToolParser::test_various_data_types[True]": STEP3_SEP,
     # tests/tool_parsers/test_step3p5_tool_parser.py
     "tests/tool_parsers/test_step3p5_tool_parser.py::test_extract_tool_calls_non_streaming_mixed_content_and_multiple_tool_calls": TEXT_AFTER_CALLS_PRINCIPLE,
     # tests/tool_parsers/test_xlam_tool_parser.py
