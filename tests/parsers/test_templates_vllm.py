@@ -254,6 +254,25 @@ CASES = [
         "some reasoning<|tool_calls_section_begin|>tool call data",
         Message("<|tool_calls_section_begin|>tool call data", "some reasoning", ()),
     ),
+    # A call whose JSON never closes ends at `<|tool_call_end|>`, as vLLM's `kimi_k2` ends it
+    # (its test `test_invalid_json_still_extracted`): its arguments as they came, and the next
+    # call is read.
+    Case(
+        "kimi_k2-a-call-whose-json-never-closes",
+        "kimi-k2-derived",
+        None,
+        "kimi_k2",
+        "<|im_assistant|>assistant<|im_middle|>",
+        "Help. <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0 "
+        '<|tool_call_argument_begin|>{"city": "Beijing"<|tool_call_end|><|tool_call_begin|>'
+        'functions.get_weather:1 <|tool_call_argument_begin|>{"city": "Shanghai"}'
+        "<|tool_call_end|><|tool_calls_section_end|>",
+        Message(
+            "Help. ",
+            "",
+            (("get_weather", '{"city": "Beijing"'), ("get_weather", '{"city": "Shanghai"}')),
+        ),
+    ),
 ]
 
 

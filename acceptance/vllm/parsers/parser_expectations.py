@@ -7,7 +7,7 @@ test is exactly one of:
 
 - **passed**: it must pass;
 - **EXPECTED_FAILURES**: it must fail (not with ``NotServedError``). The reason says which:
-  a deliberate difference (docs/differences.md or docs/parsers.md), a tokstream defect (D3..D7: the reason
+  a deliberate difference (docs/differences.md or docs/parsers.md), a tokstream defect (D3, D5..D7: the reason
   gives the input and both answers), or vLLM's own strict xfail;
 - **CHECKED_THEN_INTERNAL**: it checks tokstream's answers, which must all pass, then asks for
   the member named, one of vLLM's internals: it must end in ``NotServedError`` for that member;
@@ -68,7 +68,6 @@ DOTS_MARKUP = "deliberate (docs/differences.md, dots streamed row): dots markup 
 MINICPM5_SPACE_MARKERS = "deliberate (docs/differences.md, minicpm5 'Ġ and Ċ' row): text spelled with the byte-level markers 'Ġ' and 'Ċ' ('ĊFirst,ĠIĠneed...') is content as decoded in tokstream; vLLM's minicpm5 parser reads them as a space and a newline, whole and streamed ('\\nFirst, I need...')"
 LFM2_RAW = "deliberate (docs/differences.md, lfm2 unbalanced quotes row): a Python call whose string value has unbalanced quotes gets its arguments as the raw text (\"command='sed -n '360,450p' ...'\", not JSON); vLLM repairs it to JSON"
 D3_XLAM_FENCE = "tokstream defect D3: xlam calls in a ```json fence: the content keeps the fence without the call ('I'll help you with that.\\n```json```'); vLLM's whole response gives 'I'll help you with that.'"
-D4_KIMI_RUNAWAY = "tokstream defect D4: a Kimi K2 call whose JSON does not close runs over <|tool_call_end|> (one token): its arguments take the marker text and the next call, which is lost; vLLM ends the call at the marker and keeps both"
 D5_INVALID_JSON = 'tokstream defect D5: llama3_json \'{"name": "get_weather", "parameters": {invalid json}\': tokstream sends a call with arguments \'{invalid json}\' (not JSON); vLLM\'s whole response has no call and the text as content'
 D6_DOTS_REF = "tokstream defect D6: dots XML arguments are typed without resolving '$ref' in the tool schema: a parameter whose schema is {'$ref': '#/$defs/Location'} (an object) stays a string ('{\"city\": \"Shanghai\"}'); vLLM resolves the reference and parses the object"
 D7_DOTS_JSON = 'tokstream defect D7: a dots call block in the JSON form (<dots_function_call>{"name": ..., "arguments": ...}</dots_function_call>) is not read, alone or after an XML block; vLLM\'s parser reads both forms'
@@ -379,7 +378,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[single_tool_call]": KIMI_IDS,
     "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_extract_tool_calls[three_tool_calls]": KIMI_IDS,
     "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_invalid_funcall_id_skipped": KIMI_BAD_ID,
-    "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_invalid_json_still_extracted": D4_KIMI_RUNAWAY,
     "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_multi_turn_native_id_continuity": KIMI_IDS,
     "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestExtractToolCalls::test_native_id_extracted": KIMI_IDS,
     "tests/tool_parsers/test_kimi_k2_tool_parser.py::TestStreamingEdgeCases::test_content_after_tool_section": KIMI_SECTION_TEXT,

@@ -94,6 +94,11 @@ impl Args {
         !self.lost && (self.quoted || (self.started && self.depth > 0) || self.depth > self.base)
     }
 
+    /// Whether the text is inside a JSON string of the arguments.
+    pub(crate) fn quoted(&self) -> bool {
+        !self.lost && self.quoted
+    }
+
     /// Whether any of the arguments has come (their value has begun, or text that is not JSON).
     pub(crate) fn begun(&self) -> bool {
         self.started || self.lost || self.base > 0

@@ -334,10 +334,19 @@ impl TemplateState {
                         continue;
                     }
                 }
-                // A close inside a JSON string of the call, or inside its raw JSON arguments
-                // before they are whole, is text of the call (where `parse_response` would cut
-                // the JSON there and fail).
-                if !open && (self.scan.as_ref().is_some_and(Scan::in_string) || self.args.inside())
+                // A close inside a JSON string of the call is text of the call (where
+                // `parse_response` would cut the JSON there and fail), and so is one inside its
+                // raw JSON arguments before they are whole that begins as JSON can go on (`}`,
+                // `]`, `,`). A close that JSON cannot hold there (a marker) ends the call, as
+                // vLLM's parsers end it: the next call is not lost.
+                let structural = buf
+                    .get(s..)
+                    .and_then(|r| r.chars().next())
+                    .is_some_and(|c| matches!(c, '}' | ']' | ','));
+                if !open
+                    && (self.scan.as_ref().is_some_and(Scan::in_string)
+                        || self.args.quoted()
+                        || (self.args.inside() && structural))
                 {
                     let step = buf
                         .get(s..)
