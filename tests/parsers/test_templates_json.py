@@ -220,9 +220,39 @@ def _dots_block(*invokes: str) -> str:
 DOTS_W = _dots_invoke("get_weather", ("city", "Paris"))
 
 
+#: A tool whose parameter ``location`` is given by a reference into its ``$defs``.
+LOCATION_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "set_location",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "location": {"$ref": "#/$defs/Location"},
+                    "days": {"type": "integer"},
+                    "include_weather": {"type": "boolean"},
+                },
+                "$defs": {
+                    "Location": {"type": "object", "properties": {"city": {"type": "string"}}}
+                },
+            },
+        },
+    }
+]
+
+
 def _dots(label: str, text: str, expected: Message, **kw: Any) -> Case:
     return Case(
-        f"dots-{label}", "qwen3", None, "dots", DOTS_HEAD, text, expected, tools=STEP3_TOOLS, **kw
+        f"dots-{label}",
+        "qwen3",
+        None,
+        "dots",
+        DOTS_HEAD,
+        text,
+        expected,
+        tools=kw.pop("tools", STEP3_TOOLS),
+        **kw,
     )
 
 
@@ -794,6 +824,31 @@ CASES = [
         "text-before-call",
         "Let me check.\n" + _dots_block(DOTS_W),
         Message("Let me check.", "", (PARIS,)),
+    ),
+    # A parameter whose schema is a reference (`$ref`) is typed by the schema it names, as
+    # vLLM's `dots` types it (its `test_non_stream_xml_converts_schema_types_and_resolves_ref`).
+    _dots(
+        "ref",
+        "ok"
+        + _dots_block(
+            _dots_invoke(
+                "set_location",
+                ("location", '{"city": "Shanghai"}'),
+                ("days", "3"),
+                ("include_weather", "true"),
+            )
+        ),
+        Message(
+            "ok",
+            "",
+            (
+                (
+                    "set_location",
+                    '{"location": {"city": "Shanghai"}, "days": 3, "include_weather": true}',
+                ),
+            ),
+        ),
+        tools=LOCATION_TOOLS,
     ),
     # vLLM's whole answer drops the text after the block; its stream keeps it, as here.
     _dots("text-after-call", _dots_block(DOTS_W) + "\nDone.", Message("Done.", "", (PARIS,))),

@@ -7,7 +7,7 @@ test is exactly one of:
 
 - **passed**: it must pass;
 - **EXPECTED_FAILURES**: it must fail (not with ``NotServedError``). The reason says which:
-  a deliberate difference (docs/differences.md or docs/parsers.md), a tokstream defect (D3, D5..D7: the reason
+  a deliberate difference (docs/differences.md or docs/parsers.md), a tokstream defect (D3, D5, D7: the reason
   gives the input and both answers), or vLLM's own strict xfail;
 - **CHECKED_THEN_INTERNAL**: it checks tokstream's answers, which must all pass, then asks for
   the member named, one of vLLM's internals: it must end in ``NotServedError`` for that member;
@@ -69,7 +69,6 @@ MINICPM5_SPACE_MARKERS = "deliberate (docs/differences.md, minicpm5 'Ġ and Ċ' 
 LFM2_RAW = "deliberate (docs/differences.md, lfm2 unbalanced quotes row): a Python call whose string value has unbalanced quotes gets its arguments as the raw text (\"command='sed -n '360,450p' ...'\", not JSON); vLLM repairs it to JSON"
 D3_XLAM_FENCE = "tokstream defect D3: xlam calls in a ```json fence: the content keeps the fence without the call ('I'll help you with that.\\n```json```'); vLLM's whole response gives 'I'll help you with that.'"
 D5_INVALID_JSON = 'tokstream defect D5: llama3_json \'{"name": "get_weather", "parameters": {invalid json}\': tokstream sends a call with arguments \'{invalid json}\' (not JSON); vLLM\'s whole response has no call and the text as content'
-D6_DOTS_REF = "tokstream defect D6: dots XML arguments are typed without resolving '$ref' in the tool schema: a parameter whose schema is {'$ref': '#/$defs/Location'} (an object) stays a string ('{\"city\": \"Shanghai\"}'); vLLM resolves the reference and parses the object"
 D7_DOTS_JSON = 'tokstream defect D7: a dots call block in the JSON form (<dots_function_call>{"name": ..., "arguments": ...}</dots_function_call>) is not read, alone or after an XML block; vLLM\'s parser reads both forms'
 
 #: Test files that do not run, with the reason.
@@ -335,7 +334,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     # tests/tool_parsers/test_dots_tool_parser.py
     "tests/tool_parsers/test_dots_tool_parser.py::test_non_stream_supports_multiple_invokes_and_json_fallback": D7_DOTS_JSON,
     "tests/tool_parsers/test_dots_tool_parser.py::test_non_stream_unknown_tool_is_left_as_content": UNOFFERED_TOOL,
-    "tests/tool_parsers/test_dots_tool_parser.py::test_non_stream_xml_converts_schema_types_and_resolves_ref": D6_DOTS_REF,
     "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_emits_complete_json_before_end_marker_without_duplication": D7_DOTS_JSON,
     "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_filters_unknown_tools_and_surfaces_content": UNOFFERED_TOOL,
     "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_flushes_partial_opening_marker_at_eof": STRIP,

@@ -265,7 +265,8 @@ fn whole_float(x: f64) -> String {
 }
 
 /// The properties of the tool named `name` in the chat request's JSON text (the first tool of
-/// that name), if it declares any.
+/// that name), if it declares any; a property given as a local reference (`{"$ref":
+/// "#/$defs/Location"}`) is the schema it refers to in the tool's parameters.
 pub(crate) fn properties(request: &str, name: &str) -> Option<serde_json::Map<String, Value>> {
     #[derive(serde::Deserialize)]
     struct Only {
@@ -278,10 +279,33 @@ pub(crate) fn properties(request: &str, name: &str) -> Option<serde_json::Map<St
         f.get("name").and_then(Value::as_str) == Some(name)
     })?;
     let f = tool.get("function").unwrap_or(&tool);
-    match f.get("parameters")?.get("properties")? {
-        Value::Object(p) if !p.is_empty() => Some(p.clone()),
+    let parameters = f.get("parameters")?;
+    match parameters.get("properties")? {
+        Value::Object(p) if !p.is_empty() => Some(
+            p.iter()
+                .map(|(k, v)| (k.clone(), resolved(parameters, v).clone()))
+                .collect(),
+        ),
         _ => None,
     }
+}
+
+/// `schema`, or where it is a local reference (`"$ref": "#/..."`), the schema the reference
+/// points to in `root` (through at most 8 references; one that points nowhere stays as it is).
+fn resolved<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    let mut at = schema;
+    for _ in 0..8 {
+        let Some(target) = at
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(|pointer| root.pointer(pointer))
+        else {
+            break;
+        };
+        at = target;
+    }
+    at
 }
 
 /// The name `X` for a call's name `X.X` (cut at its first `.`) where the request's tools

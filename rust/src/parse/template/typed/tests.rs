@@ -139,6 +139,23 @@ fn a_tools_properties_are_found_by_name() {
 }
 
 #[test]
+fn a_property_given_by_a_local_reference_is_the_schema_it_names() {
+    let req = r##"{"tools": [{"type": "function", "function": {"name": "f", "parameters": {
+        "properties": {"loc": {"$ref": "#/$defs/Loc"}, "via": {"$ref": "#/$defs/Alias"},
+            "lost": {"$ref": "#/$defs/Nowhere"}, "far": {"$ref": "https://x/y"}},
+        "$defs": {"Loc": {"type": "object"}, "Alias": {"$ref": "#/$defs/Loc"}}}}}]}"##;
+    let p = properties(req, "f").unwrap();
+    assert_eq!(p["loc"], serde_json::json!({"type": "object"}));
+    assert_eq!(p["via"], serde_json::json!({"type": "object"}));
+    assert_eq!(p["lost"], serde_json::json!({"$ref": "#/$defs/Nowhere"}));
+    assert_eq!(p["far"], serde_json::json!({"$ref": "https://x/y"}));
+    // A reference to itself ends after the bound.
+    let looped = r##"{"tools": [{"function": {"name": "f", "parameters": {
+        "properties": {"a": {"$ref": "#/properties/a"}}}}}]}"##;
+    assert!(properties(looped, "f").unwrap()["a"].get("$ref").is_some());
+}
+
+#[test]
 fn hy_v3_types_by_hunyuans_names_then_falls_back() {
     let hy = |text: &str, schema: &str| {
         let mut s = String::new();
