@@ -92,6 +92,18 @@ CASES = [
         '{"name": "search", "parameters": {"query": "} ; {"}}',
         Message("", "", (*PARIS, ("search", '{"query": "} ; {"}'))),
     ),
+    # Arguments that are not JSON are sent as written, whole and streamed: vLLM 0.33.0's whole
+    # answer has no call (the text as content), its stream a call with arguments "" (its test
+    # `test_extract_tool_calls_invalid_json`).
+    Case(
+        "llama3_json-arguments-that-are-not-json",
+        "llama-3.2-instruct",
+        None,
+        "llama3_json",
+        LLAMA_PROMPT,
+        '{"name": "get_weather", "parameters": {invalid json}',
+        Message("", "", (("get_weather", "{invalid json}"),)),
+    ),
     # vLLM 0.33.0 (parser/mistral.py, pre-v11 tokenizer): whole, the call and content None;
     # streamed, the call and content "\nI have called the tool.", the answer here.
     Case(

@@ -7,7 +7,7 @@ test is exactly one of:
 
 - **passed**: it must pass;
 - **EXPECTED_FAILURES**: it must fail (not with ``NotServedError``). The reason says which:
-  a deliberate difference (docs/differences.md or docs/parsers.md), a tokstream defect (D3, D5, D7: the reason
+  a deliberate difference (docs/differences.md or docs/parsers.md), a tokstream defect (D3, D7: the reason
   gives the input and both answers), or vLLM's own strict xfail;
 - **CHECKED_THEN_INTERNAL**: it checks tokstream's answers, which must all pass, then asks for
   the member named, one of vLLM's internals: it must end in ``NotServedError`` for that member;
@@ -68,7 +68,7 @@ DOTS_MARKUP = "deliberate (docs/differences.md, dots streamed row): dots markup 
 MINICPM5_SPACE_MARKERS = "deliberate (docs/differences.md, minicpm5 'Ġ and Ċ' row): text spelled with the byte-level markers 'Ġ' and 'Ċ' ('ĊFirst,ĠIĠneed...') is content as decoded in tokstream; vLLM's minicpm5 parser reads them as a space and a newline, whole and streamed ('\\nFirst, I need...')"
 LFM2_RAW = "deliberate (docs/differences.md, lfm2 unbalanced quotes row): a Python call whose string value has unbalanced quotes gets its arguments as the raw text (\"command='sed -n '360,450p' ...'\", not JSON); vLLM repairs it to JSON"
 D3_XLAM_FENCE = "tokstream defect D3: xlam calls in a ```json fence: the content keeps the fence without the call ('I'll help you with that.\\n```json```'); vLLM's whole response gives 'I'll help you with that.'"
-D5_INVALID_JSON = 'tokstream defect D5: llama3_json \'{"name": "get_weather", "parameters": {invalid json}\': tokstream sends a call with arguments \'{invalid json}\' (not JSON); vLLM\'s whole response has no call and the text as content'
+INVALID_JSON_ARGS = 'deliberate (docs/differences.md, llama3_json arguments that are not JSON row): for \'{"name": "get_weather", "parameters": {invalid json}\' tokstream sends a call with the arguments as written (\'{invalid json}\'), whole and streamed; vLLM\'s whole response has no call and the text as content, and its stream a call with arguments ""'
 D7_DOTS_JSON = 'tokstream defect D7: a dots call block in the JSON form (<dots_function_call>{"name": ..., "arguments": ...}</dots_function_call>) is not read, alone or after an XML block; vLLM\'s parser reads both forms'
 
 #: Test files that do not run, with the reason.
@@ -390,7 +390,7 @@ EXPECTED_FAILURES: dict[str, str] = {
     "tests/tool_parsers/test_lfm2_tool_parser.py::test_tool_call[nested_quote_nonstreaming]": LFM2_RAW,
     "tests/tool_parsers/test_lfm2_tool_parser.py::test_tool_call[nested_quote_streaming]": LFM2_RAW,
     # tests/tool_parsers/test_llama3_json_tool_parser.py
-    "tests/tool_parsers/test_llama3_json_tool_parser.py::test_extract_tool_calls_invalid_json": D5_INVALID_JSON,
+    "tests/tool_parsers/test_llama3_json_tool_parser.py::test_extract_tool_calls_invalid_json": INVALID_JSON_ARGS,
     "tests/tool_parsers/test_llama3_json_tool_parser.py::test_extract_tool_calls_simple": TEXT_AFTER_CALLS,
     # tests/tool_parsers/test_minicpm5xml_tool_parser.py
     "tests/tool_parsers/test_minicpm5xml_tool_parser.py::test_multiple_calls_interleaved_text": MINICPM5_TEXT_BESIDE_CALL,
