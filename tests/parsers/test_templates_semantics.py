@@ -1,7 +1,8 @@
 """Response-template semantics on small templates of our own, each against ``parse_response``:
 literal lists whose literals extend one another, a field without a close, no implicit field,
 a pattern anchored at the output's start, repeated fields joined and unstripped, dotted and
-per-item transforms, lookahead closes and empty matches. Text goes through the qwen3 tokenizer
+per-item transforms, lookahead closes (a lookahead alone, or ending a pattern) and empty
+matches. Text goes through the qwen3 tokenizer
 (so delimiters split across tokens), whole, then one id a chunk."""
 
 from __future__ import annotations
@@ -119,6 +120,13 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
         },
         'On it.<|tool_call>call:get{city:<|q|>東京, "JP"<|q|>,days:3,opts:{a:[true]}}'
         "<tool_call|><|tool_call>call:ping{}<tool_call|>",
+    ),
+    "a lookahead that ends a pattern": (
+        {
+            "reasoning": {"open": "<t>", "close_pattern": r"\s*--(?=\s*<r>)"},
+            "content": {"open_pattern": r"\s*<r>", "close_pattern": r"\s*(?=</r>)"},
+        },
+        "<t>a -- b --  <r> answer </r>",
     ),
     "empty matches end": (
         {"reasoning": {"open_pattern": "(?=x)", "close_pattern": "(?=y)"}, "content": {}},

@@ -33,7 +33,13 @@ pub(crate) struct Delim {
     first: Box<[bool; 256]>,
     /// A lookahead `(?=X)`: the match is empty, where X matches.
     ahead: bool,
+    /// A lookahead at the end, `P(?=X)`: the match is P's text, where X follows it (the pattern
+    /// runs as `P(?P<tokstream_ahead>X)` and the match ends where that group begins).
+    tail: bool,
 }
+
+/// The group a trailing lookahead becomes.
+const TAIL: &str = "tokstream_ahead";
 
 /// Python's `regex` and Rust's differ in a few spellings; these are the ones templates use.
 fn rust_syntax(pattern: &str) -> String {
@@ -67,6 +73,34 @@ fn lookahead(pattern: &str) -> Option<&str> {
     (depth == 0).then_some(inner)
 }
 
+/// `P(?=X)` (a lookahead that ends the pattern, after text of its own) as `P(?P<tail>X)`.
+fn trailing_lookahead(pattern: &str) -> Option<String> {
+    let body = pattern.strip_suffix(')')?;
+    // The group that closes at the end: where it opens, at depth 0 scanning backwards.
+    let bytes = body.as_bytes();
+    let mut depth = 0i32;
+    let mut open = None;
+    let mut i = bytes.len();
+    while i > 0 {
+        i -= 1;
+        let escaped = bytes[..i].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1;
+        match bytes[i] {
+            _ if escaped => {}
+            b')' => depth += 1,
+            b'(' if depth == 0 => {
+                open = Some(i);
+                break;
+            }
+            b'(' => depth -= 1,
+            _ => {}
+        }
+    }
+    let at = open?;
+    let head = body.get(..at)?;
+    let inner = body.get(at..)?.strip_prefix("(?=")?;
+    (!head.is_empty() && !head.ends_with('\\')).then(|| format!("{head}(?P<{TAIL}>{inner})"))
+}
+
 impl Delim {
     /// A delimiter given as literal strings (any of them matches).
     pub(crate) fn literals(literals: &[String]) -> Result<Delim, String> {
@@ -85,8 +119,15 @@ impl Delim {
     /// plus a whole-pattern lookahead).
     pub(crate) fn pattern(pattern: &str) -> Result<Delim, String> {
         let pattern = rust_syntax(pattern);
-        match lookahead(&pattern) {
-            Some(inner) => Delim::build(inner, true),
+        if let Some(inner) = lookahead(&pattern) {
+            return Delim::build(inner, true);
+        }
+        match trailing_lookahead(&pattern) {
+            Some(tailed) => {
+                let mut d = Delim::build(&tailed, false)?;
+                d.tail = true;
+                Ok(d)
+            }
             None => Delim::build(&pattern, false),
         }
     }
@@ -124,6 +165,7 @@ impl Delim {
             fixed: false,
             first,
             ahead,
+            tail: false,
         })
     }
 
@@ -162,8 +204,21 @@ impl Delim {
         Found::None
     }
 
-    /// Whether a match starts at `s`.
+    /// Whether a match starts at `s`; a trailing lookahead's match ends where its text does.
     fn at(&self, hay: &str, s: usize, eos: bool) -> Found {
+        match self.at_whole(hay, s, eos) {
+            Found::Match(s, e) if self.tail => {
+                let end = self
+                    .captures_at(hay, s)
+                    .and_then(|c| c.name(TAIL).map(|g| g.start()));
+                Found::Match(s, end.unwrap_or(e))
+            }
+            found => found,
+        }
+    }
+
+    /// Whether a match of the whole pattern starts at `s`.
+    fn at_whole(&self, hay: &str, s: usize, eos: bool) -> Found {
         let bytes = hay.as_bytes();
         let input = Input::new(hay).anchored(Anchored::Yes).range(s..);
         let Ok(mut state) = self.dfa.start_state_forward(&input) else {
@@ -249,6 +304,7 @@ impl Delim {
         self.re
             .capture_names()
             .flatten()
+            .filter(|name| *name != TAIL)
             .filter_map(|name| Some((name.to_owned(), caps.name(name)?.as_str().to_owned())))
             .collect()
     }
@@ -258,6 +314,7 @@ impl Delim {
         self.re
             .capture_names()
             .flatten()
+            .filter(|name| *name != TAIL)
             .map(str::to_owned)
             .collect()
     }
@@ -304,6 +361,14 @@ mod tests {
         let end = Delim::pattern(r"\}\s*$").unwrap();
         assert_eq!(end.find(r#"{"a": {}}"#, 0, false), Found::Pending(8));
         assert_eq!(end.find(r#"{"a": {}} "#, 0, true), Found::Match(8, 10));
+        let tail = Delim::pattern(r"(?:```(?:json)?\s*)?(?=\[\{)").unwrap();
+        assert_eq!(tail.find("a ```json\n[{", 0, false), Found::Match(2, 10));
+        assert_eq!(tail.find("a [{", 0, false), Found::Match(2, 2));
+        assert_eq!(tail.find("a ```json\n[", 0, false), Found::Pending(2));
+        assert_eq!(tail.find("a ```py\n[{", 0, false), Found::Match(8, 8));
+        assert!(tail.group_names().is_empty());
+        assert_eq!(trailing_lookahead(r"a\(?=b)"), None);
+        assert_eq!(trailing_lookahead(r"(?=b)"), None);
         let caps = Delim::pattern(r"<f=(?P<name>[^>]+)>").unwrap();
         assert_eq!(caps.find("x<f=ab>", 0, false), Found::Match(1, 7));
         assert_eq!(caps.captures("x<f=ab>", 1), [("name".into(), "ab".into())]);

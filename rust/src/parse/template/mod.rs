@@ -14,7 +14,8 @@
 //!   open over a close). Text up to where a delimiter may still match is sent; from there it is
 //!   held until more text decides: a whole literal at the end of the text is final unless
 //!   another literal of its list extends it, a pattern at the end waits for the next text.
-//!   A whole-pattern lookahead `(?=X)` matches empty where X matches.
+//!   A lookahead `(?=X)` that ends a pattern `P(?=X)` matches P's text where X follows it
+//!   (empty, for a whole-pattern lookahead).
 //! - **start_anchor**: the prompt's text after the anchor's last match runs through the
 //!   template first (without sending anything), so a prompt that opened `<think>` starts the
 //!   output in reasoning. Only the prompt's last [`PROMPT_TAIL`] ids are read.
