@@ -764,9 +764,15 @@ CASES = [
     _xlam(
         "think", "<think>Plan.</think>[" + W + "]", Message("<think>Plan.</think>", "", (PARIS,))
     ),
-    # vLLM drops a fenced block's markers with the block; here they are content (a fence is
-    # content unless a list of calls follows it, which is not known when the fence is sent).
-    _xlam("fence", "```json\n[" + W + "]\n```", Message("```json```", "", (PARIS,))),
+    # A code fence around the list is dropped with it, as vLLM drops it (its test
+    # `test_extract_tool_calls[single_tool_with_json_code_block]`); a fence of other code stays.
+    _xlam("fence", "```json\n[" + W + "]\n```", Message("", "", (PARIS,))),
+    _xlam(
+        "fence-after-text",
+        "I'll help you with that.\n```json\n[" + W + "]\n```",
+        Message("I'll help you with that.", "", (PARIS,)),
+    ),
+    _xlam("fence-then-text", "```\n[" + W + "]\n```\nDone.", Message("Done.", "", (PARIS,))),
     # vLLM's whole answer fails on text after the list (all of it is content); its stream
     # gives the call and drops the text.
     _xlam("text-after-call", "[" + W + "] Done.", Message("Done.", "", (PARIS,))),

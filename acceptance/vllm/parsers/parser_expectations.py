@@ -7,7 +7,7 @@ test is exactly one of:
 
 - **passed**: it must pass;
 - **EXPECTED_FAILURES**: it must fail (not with ``NotServedError``). The reason says which:
-  a deliberate difference (docs/differences.md or docs/parsers.md), a tokstream defect (D3, D7: the reason
+  a deliberate difference (docs/differences.md or docs/parsers.md), a tokstream defect (D7: the reason
   gives the input and both answers), or vLLM's own strict xfail;
 - **CHECKED_THEN_INTERNAL**: it checks tokstream's answers, which must all pass, then asks for
   the member named, one of vLLM's internals: it must end in ``NotServedError`` for that member;
@@ -67,7 +67,6 @@ GEMMA4_NAME = "deliberate (docs/differences.md, gemma4 malformed call row): a ma
 DOTS_MARKUP = "deliberate (docs/differences.md, dots streamed row): dots markup that holds no call (a stray </dots_function_call>, a <dots_function_call>garbage</dots_function_call> block) is content as written in tokstream; vLLM strips the markers"
 MINICPM5_SPACE_MARKERS = "deliberate (docs/differences.md, minicpm5 'Ġ and Ċ' row): text spelled with the byte-level markers 'Ġ' and 'Ċ' ('ĊFirst,ĠIĠneed...') is content as decoded in tokstream; vLLM's minicpm5 parser reads them as a space and a newline, whole and streamed ('\\nFirst, I need...')"
 LFM2_RAW = "deliberate (docs/differences.md, lfm2 unbalanced quotes row): a Python call whose string value has unbalanced quotes gets its arguments as the raw text (\"command='sed -n '360,450p' ...'\", not JSON); vLLM repairs it to JSON"
-D3_XLAM_FENCE = "tokstream defect D3: xlam calls in a ```json fence: the content keeps the fence without the call ('I'll help you with that.\\n```json```'); vLLM's whole response gives 'I'll help you with that.'"
 INVALID_JSON_ARGS = 'deliberate (docs/differences.md, llama3_json arguments that are not JSON row): for \'{"name": "get_weather", "parameters": {invalid json}\' tokstream sends a call with the arguments as written (\'{invalid json}\'), whole and streamed; vLLM\'s whole response has no call and the text as content, and its stream a call with arguments ""'
 D7_DOTS_JSON = 'tokstream defect D7: a dots call block in the JSON form (<dots_function_call>{"name": ..., "arguments": ...}</dots_function_call>) is not read, alone or after an XML block; vLLM\'s parser reads both forms'
 
@@ -412,5 +411,4 @@ EXPECTED_FAILURES: dict[str, str] = {
     # tests/tool_parsers/test_step3p5_tool_parser.py
     "tests/tool_parsers/test_step3p5_tool_parser.py::test_extract_tool_calls_non_streaming_mixed_content_and_multiple_tool_calls": TEXT_AFTER_CALLS_PRINCIPLE,
     # tests/tool_parsers/test_xlam_tool_parser.py
-    "tests/tool_parsers/test_xlam_tool_parser.py::test_extract_tool_calls[single_tool_with_json_code_block]": D3_XLAM_FENCE,
 }

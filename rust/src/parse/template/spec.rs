@@ -182,6 +182,10 @@ pub(crate) struct Field {
     /// Once a region of the field has closed, its open delimiter is text
     /// (`content_args.once`, our addition: K2 Horizon's parser reads the first call block).
     pub once: bool,
+    /// A JSON call field's region ends where its JSON does, as one without a close does; its
+    /// close is taken only where it comes next (`content_args.ends_with_json`, our addition:
+    /// xLAM's list of calls in a code fence, whose closing fence is dropped with it).
+    pub ends_with_json: bool,
 }
 
 /// A compiled response template.
@@ -541,6 +545,7 @@ impl Template {
                 stop,
                 collapse: flag("collapse_doubled_names"),
                 once: flag("once"),
+                ends_with_json: flag("ends_with_json"),
             });
         }
         let implicit: Vec<usize> = (0..fields.len())

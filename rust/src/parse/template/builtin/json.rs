@@ -277,12 +277,15 @@ pub(super) const GIGACHAT3: &str = r##"{
   }
 }"##;
 
-/// xLAM: a bare JSON list of `{"name": ..., "arguments": ...}` calls.
+/// xLAM: a bare JSON list of `{"name": ..., "arguments": ...}` calls, or one in a code fence
+/// (the fence dropped with the calls, as vLLM drops it).
 pub(super) const XLAM: &str = r##"{
   "start_anchor": "<|im_start|>assistant\n",
   "fields": {
     "tool_calls": {
-      "open_pattern": "(?=\\[\\s*\\{\\s*\"name\"\\s*:)", "content": "json", "repeats": true,
+      "open_pattern": "(?:```(?:json)?\\s*)?(?=\\[\\s*\\{\\s*\"name\"\\s*:)",
+      "close_pattern": "\\s*```", "content_args": {"ends_with_json": true},
+      "content": "json", "repeats": true,
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
       "transform_each": true
     },

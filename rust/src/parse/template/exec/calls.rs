@@ -118,7 +118,7 @@ impl TemplateState {
                         .and_then(|r| r.chars().next())
                         .is_some_and(|c| self.args.ends_with(c))
             }
-            Role::Tools(Calls::Object { .. }) if f.close.is_none() => {
+            Role::Tools(Calls::Object { .. }) if f.close.is_none() || f.ends_with_json => {
                 self.scan.as_ref().is_some_and(Scan::done)
             }
             Role::Tools(Calls::Pythonic { .. }) => self.py.as_ref().is_some_and(Py::done),
@@ -232,7 +232,9 @@ impl TemplateState {
                 self.accumulate(t, k, text.get(..args).unwrap_or_default(), out);
                 taken
             }
-            Role::Tools(Calls::Object { name, arguments }) if f.close.is_none() && !k.hf => {
+            Role::Tools(Calls::Object { name, arguments })
+                if (f.close.is_none() || f.ends_with_json) && !k.hf =>
+            {
                 if text.is_empty() {
                     return 0;
                 }
