@@ -856,6 +856,22 @@ CASES = [
         ),
         tools=LOCATION_TOOLS,
     ),
+    # A block may hold one call as JSON instead, alone or after a block of invokes, as vLLM's
+    # `dots` reads it (its `test_non_stream_supports_multiple_invokes_and_json_fallback`); the
+    # arguments as written.
+    _dots(
+        "json-form",
+        'ok<dots_function_call>{"name":"get_weather","arguments":{"city":"Paris"}}'
+        "</dots_function_call>",
+        Message("ok", "", (("get_weather", '{"city":"Paris"}'),)),
+    ),
+    _dots(
+        "json-form-after-invokes",
+        _dots_block(DOTS_W)
+        + '<dots_function_call>{"name": "get_weather", "arguments": {"city": "Rome"}}'
+        + "</dots_function_call>",
+        Message("", "", (PARIS, ("get_weather", '{"city": "Rome"}'))),
+    ),
     # vLLM's whole answer drops the text after the block; its stream keeps it, as here.
     _dots("text-after-call", _dots_block(DOTS_W) + "\nDone.", Message("Done.", "", (PARIS,))),
     # vLLM gives the cut call as content text (whole) or nothing (streamed).
@@ -878,11 +894,8 @@ CASES = [
         "</invoke></dots_function_call>",
         Message("", "", (PARIS,)),
     ),
-    # vLLM also reads a JSON object inside the block; it is content here.
     _dots(
-        "json-body",
-        "<dots_function_call>" + W + "</dots_function_call>",
-        Message("<dots_function_call>" + W + "</dots_function_call>", "", ()),
+        "json-body", "<dots_function_call>" + W + "</dots_function_call>", Message("", "", (PARIS,))
     ),
     # --- apertus ---------------------------------------------------------------------------
     _apertus("content", "Sunny today.", Message("Sunny today.", "", ())),

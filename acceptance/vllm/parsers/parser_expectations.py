@@ -7,8 +7,7 @@ test is exactly one of:
 
 - **passed**: it must pass;
 - **EXPECTED_FAILURES**: it must fail (not with ``NotServedError``). The reason says which:
-  a deliberate difference (docs/differences.md or docs/parsers.md), a tokstream defect (D7: the reason
-  gives the input and both answers), or vLLM's own strict xfail;
+  a deliberate difference (docs/differences.md or docs/parsers.md), or vLLM's own strict xfail;
 - **CHECKED_THEN_INTERNAL**: it checks tokstream's answers, which must all pass, then asks for
   the member named, one of vLLM's internals: it must end in ``NotServedError`` for that member;
 - **NOT_APPLICABLE**: deselected, with the reason.
@@ -68,7 +67,7 @@ DOTS_MARKUP = "deliberate (docs/differences.md, dots streamed row): dots markup 
 MINICPM5_SPACE_MARKERS = "deliberate (docs/differences.md, minicpm5 'Ġ and Ċ' row): text spelled with the byte-level markers 'Ġ' and 'Ċ' ('ĊFirst,ĠIĠneed...') is content as decoded in tokstream; vLLM's minicpm5 parser reads them as a space and a newline, whole and streamed ('\\nFirst, I need...')"
 LFM2_RAW = "deliberate (docs/differences.md, lfm2 unbalanced quotes row): a Python call whose string value has unbalanced quotes gets its arguments as the raw text (\"command='sed -n '360,450p' ...'\", not JSON); vLLM repairs it to JSON"
 INVALID_JSON_ARGS = 'deliberate (docs/differences.md, llama3_json arguments that are not JSON row): for \'{"name": "get_weather", "parameters": {invalid json}\' tokstream sends a call with the arguments as written (\'{invalid json}\'), whole and streamed; vLLM\'s whole response has no call and the text as content, and its stream a call with arguments ""'
-D7_DOTS_JSON = 'tokstream defect D7: a dots call block in the JSON form (<dots_function_call>{"name": ..., "arguments": ...}</dots_function_call>) is not read, alone or after an XML block; vLLM\'s parser reads both forms'
+DOTS_JSON_DELTA = 'deliberate (docs/differences.md, dots JSON call in one chunk row): a JSON call that arrives in one chunk is one delta in tokstream, its name and its arguments as written (\'{"query":"chairs"}\'); vLLM sends the name, then the arguments as json.dumps writes them'
 
 #: Test files that do not run, with the reason.
 NOT_APPLICABLE_FILES: dict[str, str] = {
@@ -331,9 +330,8 @@ EXPECTED_FAILURES: dict[str, str] = {
     # tests/tool_parsers/test_deepseekv31_tool_parser.py
     "tests/tool_parsers/test_deepseekv31_tool_parser.py::test_extract_tool_calls_with_multiple_tools": TEXT_AFTER_CALLS_PRINCIPLE,
     # tests/tool_parsers/test_dots_tool_parser.py
-    "tests/tool_parsers/test_dots_tool_parser.py::test_non_stream_supports_multiple_invokes_and_json_fallback": D7_DOTS_JSON,
     "tests/tool_parsers/test_dots_tool_parser.py::test_non_stream_unknown_tool_is_left_as_content": UNOFFERED_TOOL,
-    "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_emits_complete_json_before_end_marker_without_duplication": D7_DOTS_JSON,
+    "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_emits_complete_json_before_end_marker_without_duplication": DOTS_JSON_DELTA,
     "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_filters_unknown_tools_and_surfaces_content": UNOFFERED_TOOL,
     "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_flushes_partial_opening_marker_at_eof": STRIP,
     "tests/tool_parsers/test_dots_tool_parser.py::test_streaming_malformed_block_does_not_block_later_valid_call": DOTS_MARKUP,

@@ -502,7 +502,11 @@ impl Template {
             let role = match name.as_str() {
                 "content" => Role::Content,
                 "reasoning_content" | "reasoning" | "thinking" => Role::Reasoning,
-                "tool_calls" => Role::Tools(calls(&scope, &f, open.as_ref())?),
+                // `tool_calls.X` (our addition): another form of the calls, in the same place
+                // (dots.llm1's JSON calls beside its XML ones).
+                n if n == "tool_calls" || n.starts_with("tool_calls.") => {
+                    Role::Tools(calls(&scope, &f, open.as_ref())?)
+                }
                 "tool_text" => Role::CallText,
                 "tools_block" => Role::CallsOff,
                 _ => Role::Other,

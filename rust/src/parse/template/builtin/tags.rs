@@ -82,7 +82,8 @@ pub(super) const STEP3: &str = r##"{
 }"##;
 
 /// dots.llm1: `<dots_function_call>` blocks of `<invoke name="NAME">` calls with
-/// `<parameter name="KEY">VALUE</parameter>` arguments.
+/// `<parameter name="KEY">VALUE</parameter>` arguments, or of one JSON call
+/// (`{"name": ..., "arguments": ...}`).
 pub(super) const DOTS: &str = r##"{
   "start_anchor": "<|response|>",
   "fields": {
@@ -94,6 +95,11 @@ pub(super) const DOTS: &str = r##"{
         "tag_pattern": "<parameter\\s+name\\s*=\\s*\"?(?P<key>[^\">]+?)\"?\\s*>\\s*(?P<value>.*?)\\s*</parameter>"
       },
       "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+    },
+    "tool_calls.json": {
+      "open_pattern": "<dots_function_call>\\s*(?=\\{)",
+      "close_pattern": "\\s*</dots_function_call>\\s*", "repeats": true, "content": "json",
+      "transform": {"type": "function", "function": "{content}"}
     },
     "content": {"close_pattern": "<\\|endofresponse\\|>\\s*"}
   }
