@@ -25,6 +25,7 @@
 mod detokenizer;
 mod engine;
 mod error;
+mod escape;
 mod hint;
 mod holdback;
 pub mod limits;

@@ -117,41 +117,11 @@ impl Json {
         self.raw_value("null");
     }
 
-    /// A string value, escaped as JSON requires (non-ASCII stays UTF-8). Runs without escapes
-    /// are found with one tight scan and copied whole.
+    /// A string value, escaped as JSON requires ([`crate::escape::write_str`]).
     pub fn str(&mut self, s: &str) {
         self.sep();
         self.buf.reserve(s.len() + 2);
-        self.buf.push(b'"');
-        let mut rest = s.as_bytes();
-        while let Some(i) = rest
-            .iter()
-            .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
-        {
-            let (run, tail) = rest.split_at(i);
-            self.buf.extend_from_slice(run);
-            let Some((&b, tail)) = tail.split_first() else {
-                break;
-            };
-            match b {
-                b'"' => self.buf.extend_from_slice(b"\\\""),
-                b'\\' => self.buf.extend_from_slice(b"\\\\"),
-                b'\n' => self.buf.extend_from_slice(b"\\n"),
-                b'\r' => self.buf.extend_from_slice(b"\\r"),
-                b'\t' => self.buf.extend_from_slice(b"\\t"),
-                0x08 => self.buf.extend_from_slice(b"\\b"),
-                0x0c => self.buf.extend_from_slice(b"\\f"),
-                _ => {
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    self.buf.extend_from_slice(b"\\u00");
-                    self.buf.push(HEX[usize::from(b >> 4)]);
-                    self.buf.push(HEX[usize::from(b & 0xf)]);
-                }
-            }
-            rest = tail;
-        }
-        self.buf.extend_from_slice(rest);
-        self.buf.push(b'"');
+        crate::escape::write_str(&mut self.buf, s);
     }
 
     /// A string or null.

@@ -26,6 +26,7 @@ mod json;
 mod logprobs;
 mod output;
 mod quick;
+mod read;
 mod request;
 mod whole;
 
@@ -85,7 +86,7 @@ pub fn state_keys() -> &'static [&'static str] {
 pub const VLLM_STATE_KEY_COUNT: usize = input::VLLM_STATE_FIELDS;
 
 /// Measurement hooks for `examples/json_readers.rs`, not part of the API: a derender body read
-/// into its types by the hand reader, or by serde_json alone (borrowed), as `input::parse`
+/// into its types by the hand reader, or by serde_json alone (borrowed), as `read::parse`
 /// reads it (UTF-8 checked first); whether the reader took it.
 #[doc(hidden)]
 pub mod readers {
@@ -256,14 +257,14 @@ impl Derenderer {
     fn route(&self, endpoint: Endpoint, body: &[u8]) -> Result<Answer, WireError> {
         let chat = endpoint == Endpoint::Chat;
         let mut parsed = input::Body::default();
-        match input::parse(body, &mut parsed) {
+        match read::parse(body, &mut parsed) {
             Ok(()) => self.derender(chat, &mut parsed),
             // Python's `json` writes -inf and NaN logprobs as `-Infinity` and `NaN`: read them as
             // the floor they stand for (only after a failed parse, so valid JSON pays nothing).
-            Err(e) => match input::replace_non_finite(body) {
+            Err(e) => match read::replace_non_finite(body) {
                 Some(fixed) => {
                     let mut parsed = input::Body::default();
-                    input::parse(&fixed, &mut parsed)?;
+                    read::parse(&fixed, &mut parsed)?;
                     self.derender(chat, &mut parsed)
                 }
                 None => Err(e),

@@ -138,6 +138,12 @@ use self::typed::Typing;
 use super::{ChatParser, Context, Delta, ParseError, ParseState, Session};
 use crate::detokenizer::Detokenizer;
 
+/// Most bytes of a call's text kept to be read when the call closes (a dialect or Python call,
+/// a typed tag value, a tag-form call sent only once closed, a region a reader reads): until
+/// then it travels in the state, so a chunk's cost grows with it. Text past it is dropped (it
+/// bounds a carried state; a request's body may be 32 MiB).
+pub(crate) const MAX_BODY: usize = 1024 * 1024;
+
 /// How many of the prompt's last ids are decoded to find the start anchor.
 pub const PROMPT_TAIL: usize = 64;
 

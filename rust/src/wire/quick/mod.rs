@@ -1,11 +1,11 @@
 //! A hand reader for what every derender body carries; serde reads the rest.
 //!
-//! [`super::input::parse`] tries this reader before serde. It reads the fields that come with
+//! [`super::read::parse`] tries this reader before serde. It reads the fields that come with
 //! requests (the generate choices' ids, finish reasons and logprobs, the stream state, the
 //! flags, the request objects' shape) and skips the fields derender does not read with the
-//! checks serde makes when it ignores them. Each other field's value is handed to serde as its
-//! own text (skipped first, which bounds its nesting as the whole body's would be), so its type
-//! and its checks stay serde's.
+//! checks serde makes when it ignores them. Each other field's value is read by serde where it
+//! stands, in one pass that says where it ended (its nesting bounded as the whole body's would
+//! be), so its type and its checks stay serde's.
 //!
 //! Whatever it is not sure of gives `None`: an escaped key, a duplicate field, a number serde
 //! refuses for its type, a float serde could read otherwise (a long integer, `-0`, a value out
@@ -18,6 +18,7 @@
 //! Over 2,000 one-id chat chunks of the load test (855 bytes each on average), callgrind counts
 //! 18,350 instructions a body for serde's parse and 12,845 for this reader's.
 
+use crate::escape::special;
 use std::borrow::Cow;
 
 use serde::Deserialize;
@@ -74,8 +75,12 @@ impl<'a> Reader<'a> {
 
     /// The value, as serde reads it from its own text (`T` is the field's type).
     fn serde<T: Deserialize<'a>>(&mut self) -> Option<T> {
-        let text = self.skip()?;
-        serde_json::from_str(text).ok()
+        // One pass: serde reads the value and says where it ended (a parser state may carry a
+        // held call's text, up to a MiB).
+        let mut values = serde_json::Deserializer::from_str(self.text.get(self.at..)?).into_iter();
+        let value = values.next()?.ok()?;
+        self.at += values.byte_offset();
+        Some(value)
     }
 
     /// A null, and only a null.
@@ -429,35 +434,6 @@ impl<'a> Reader<'a> {
         self.at = at;
         Some(at == whole)
     }
-}
-
-/// Where, from `at` on, the first quote, backslash or control character is (or the end): eight
-/// bytes at a time, each word tested for the three at once.
-fn special(bytes: &[u8], mut at: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // The high bit of each byte that is zero (the lowest set bit is exact).
-    let zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH;
-    while let Some(word) = bytes
-        .get(at..at + 8)
-        .and_then(|w| <[u8; 8]>::try_from(w).ok())
-    {
-        let w = u64::from_le_bytes(word);
-        let hits = zero(w ^ (ONES * 0x22))
-            | zero(w ^ (ONES * 0x5C))
-            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
-        if hits != 0 {
-            return at + (hits.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    while let Some(&b) = bytes.get(at) {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            return at;
-        }
-        at += 1;
-    }
-    at
 }
 
 /// The character an escape (after its backslash) stands for, and the escape's length; `None`

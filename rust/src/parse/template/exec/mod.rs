@@ -15,9 +15,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::MAX_BODY;
 use super::args::{Args, Step};
 use super::delim::{Delim, Found};
-use super::pythonic::{Event, Py, list_event};
+use super::pythonic::{Event, Py};
 use super::spec::{Calls, Role, Template, Values};
 use super::tree;
 use super::typed::{self, Typing, Val};
@@ -30,6 +31,7 @@ use crate::holdback::joined;
 use crate::parse::delta::{Delta, ToolRules};
 
 mod calls;
+mod close;
 mod tags;
 mod text;
 mod watch;
@@ -39,11 +41,6 @@ mod watch;
 pub(crate) const MAX_HELD: usize = 1024;
 /// Most bytes of trailing whitespace held for stripping; past it the whitespace is sent.
 const MAX_SPACE: usize = 256;
-/// Most bytes of a call's text kept to be read when the call closes (a dialect or Python call,
-/// a typed tag value, a tag-form call sent only once closed): until then it travels in the
-/// state, so a chunk's cost grows with it. Text past it is dropped (it bounds a carried state;
-/// a request's body may be 32 MiB).
-pub(crate) const MAX_BODY: usize = 1024 * 1024;
 
 /// What is on for this choice.
 #[derive(Debug, Clone, Copy)]
@@ -147,6 +144,10 @@ pub struct TemplateState {
     /// The open tag-form call's text (where its tags are sent as they come, the text they do
     /// not yet decide).
     #[serde(rename = "b", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        serialize_with = "crate::parse::carry::text",
+        deserialize_with = "crate::parse::carry::text_in"
+    )]
     body: String,
     /// The open tag-form call's arguments object has begun (`{` is sent).
     #[serde(rename = "g", default, skip_serializing_if = "std::ops::Not::not")]
@@ -202,6 +203,23 @@ pub struct TemplateState {
     /// can only make the close longer).
     #[serde(rename = "x", default, skip_serializing_if = "std::ops::Not::not")]
     ended_args: bool,
+}
+
+/// A call of a Python list opens (`Name`) or gets its arguments, as the rules allow.
+pub(super) fn list_event(calls: &mut u32, k: Knobs<'_>, e: Event, out: &mut Delta) {
+    match e {
+        Event::Name(name) => {
+            *calls = calls.saturating_add(1);
+            if k.rules.parallel || *calls == 1 {
+                out.start_call(*calls - 1, name);
+            }
+        }
+        Event::Arguments(arguments) => {
+            if k.rules.parallel || *calls == 1 {
+                out.push_arguments(calls.saturating_sub(1), &arguments);
+            }
+        }
+    }
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::typed::{self, Val};
 
 /// Most bytes of one call's argument text kept (the rest is scanned, not read).
-pub(crate) const MAX_ARGS: usize = super::exec::MAX_BODY;
+pub(crate) const MAX_ARGS: usize = super::MAX_BODY;
 /// Most bytes of a call's name.
 const MAX_NAME: usize = 256;
 /// Deepest nesting of literals read.
@@ -91,6 +91,10 @@ pub struct Py {
     depth: u32,
     /// The open call's argument text, or the name being read.
     #[serde(rename = "t", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        serialize_with = "crate::parse::carry::text",
+        deserialize_with = "crate::parse::carry::text_in"
+    )]
     text: String,
     /// The argument text was longer than [`MAX_ARGS`].
     #[serde(rename = "x", default, skip_serializing_if = "std::ops::Not::not")]
@@ -294,28 +298,6 @@ impl Py {
             Lex::Close1 => Lex::Close2,
             other => other,
         };
-    }
-}
-
-/// A call of a Python list opens (`Name`) or gets its arguments, as the rules allow.
-pub(super) fn list_event(
-    calls: &mut u32,
-    k: super::exec::Knobs<'_>,
-    e: Event,
-    out: &mut crate::parse::delta::Delta,
-) {
-    match e {
-        Event::Name(name) => {
-            *calls = calls.saturating_add(1);
-            if k.rules.parallel || *calls == 1 {
-                out.start_call(*calls - 1, name);
-            }
-        }
-        Event::Arguments(arguments) => {
-            if k.rules.parallel || *calls == 1 {
-                out.push_arguments(calls.saturating_sub(1), &arguments);
-            }
-        }
     }
 }
 
