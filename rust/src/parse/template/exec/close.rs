@@ -56,13 +56,7 @@ impl TemplateState {
                         }
                     }
                     Calls::Lax { dialect, .. } => {
-                        let mut arguments = dialect.to_json(py_strip(&self.body));
-                        if let (Some(props), Some(Val::Dict(mut pairs))) =
-                            (self.schema(k), typed::loads(&arguments))
-                            && typed::type_args(k.typing, &mut pairs, &props)
-                        {
-                            arguments = typed::dump_args(&pairs);
-                        }
+                        let arguments = self.typed_json(k, dialect.to_json(py_strip(&self.body)));
                         if k.rules.parallel || self.calls == 1 {
                             out.push_arguments(self.calls.saturating_sub(1), &arguments);
                         }
@@ -83,13 +77,7 @@ impl TemplateState {
                     // Read where it closed (`read_region`), or made content where cut (`cut`).
                     Calls::Reader(_) => {}
                     Calls::Raw { .. } if !self.name.is_empty() => {
-                        let mut arguments = py_strip(&self.body).to_owned();
-                        if let (Some(props), Some(Val::Dict(mut pairs))) =
-                            (self.schema(k), typed::loads(&arguments))
-                            && typed::type_args(k.typing, &mut pairs, &props)
-                        {
-                            arguments = typed::dump_args(&pairs);
-                        }
+                        let arguments = self.typed_json(k, py_strip(&self.body).to_owned());
                         if k.rules.parallel || self.calls == 1 {
                             out.push_arguments(self.calls.saturating_sub(1), &arguments);
                         }
@@ -228,6 +216,18 @@ impl TemplateState {
                 out.push_arguments(self.calls - 1, &args);
             }
         }
+    }
+
+    /// A call's JSON arguments text typed by the open call's schema, where it is an object
+    /// the schema changes; else as it is.
+    fn typed_json(&self, k: Knobs<'_>, arguments: String) -> String {
+        if let (Some(props), Some(Val::Dict(mut pairs))) =
+            (self.schema(k), typed::loads(&arguments))
+            && typed::type_args(k.typing, &mut pairs, &props)
+        {
+            return typed::dump_args(&pairs);
+        }
+        arguments
     }
 
     /// Drops the open call where the output cut it (or its stop ended it) and its calls are
